@@ -1,0 +1,103 @@
+"""Public checks of task checkpoint: a plain state_dict file, an exact round trip, strict loading."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks import fail, points
+
+from ..support import call, fail_if_not_implemented, raised_name, rng
+
+
+def ckpt_state(params) -> dict[str, np.ndarray]:
+    """The grader model's state_dict (probes._ckpt_model): Linear, BatchNorm1d (buffers), Linear."""
+    cp = params.checkpoint
+    gen = rng(cp.state_seed)
+    i, h, o = cp.in_features, cp.hidden, cp.out_features
+    f32 = np.float32
+    return {
+        "body.weight": gen.normal(0, 0.5, (h, i)).astype(f32),
+        "body.bias": gen.normal(0, 0.5, h).astype(f32),
+        "norm.weight": gen.uniform(0.5, 1.5, h).astype(f32),
+        "norm.bias": gen.normal(0, 0.5, h).astype(f32),
+        "norm.running_mean": gen.normal(0, 0.5, h).astype(f32),
+        "norm.running_var": gen.uniform(0.5, 2.0, h).astype(f32),
+        "norm.num_batches_tracked": np.array(7, dtype=np.int64),
+        "head.weight": gen.normal(0, 0.5, (o, h)).astype(f32),
+        "head.bias": gen.normal(0, 0.5, o).astype(f32),
+    }
+
+
+def ckpt_input(params) -> np.ndarray:
+    cp = params.checkpoint
+    return rng(cp.state_seed + 1).normal(0, 1.0, (cp.batch, cp.in_features)).astype(np.float32)
+
+
+def same_state(got: dict, want: dict[str, np.ndarray]) -> list[str]:
+    """Names whose saved/loaded tensor is not exactly the expected one (type, shape and values)."""
+    bad = []
+    for name, value in want.items():
+        obs = got.get(name)
+        if obs is None or obs["type"] != "Tensor" or obs["values"] is None:
+            bad.append(name)
+        elif obs["values"].shape != value.shape or not np.array_equal(obs["values"], value):
+            bad.append(name)
+    return bad
+
+
+def in_chain(raised, name: str) -> bool:
+    return raised is not None and name in raised.get("chain", [raised["type"]])
+
+
+@points(2)
+def test_save_is_state_dict(worker, params):
+    """save_weights writes only the state_dict: a dict of tensors that torch.load(weights_only=True) opens"""
+    state = ckpt_state(params)
+    obs = call(worker, "checkpoint_save", "save_weights(model, path)", state=state)
+    if not obs["exists"]:
+        fail("checkpoint.no_file")
+    if obs["error"]:
+        key = "checkpoint.saved_module" if obs["saved_type"] == "Sequential" else "checkpoint.save_unloadable"
+        fail(key, saved_type=str(obs["saved_type"]), error=raised_name(obs["error"]))
+    if obs["saved_type"] not in ("OrderedDict", "dict"):
+        fail("checkpoint.saved_type", saved_type=obs["saved_type"])
+    if sorted(obs["keys"]) != sorted(state):
+        fail("checkpoint.saved_keys", keys=obs["keys"], want=list(state))
+    bad = same_state(obs["values"], state)
+    if bad:
+        fail("checkpoint.saved_values", names=bad)
+
+
+@points(2)
+def test_round_trip(worker, params):
+    """save_weights then load_weights into a fresh model reproduces every tensor and the outputs exactly"""
+    state = ckpt_state(params)
+    obs = call(worker, "checkpoint_round_trip", "save_weights then load_weights",
+               state=state, x=ckpt_input(params))
+    if not obs["returned_model"]:
+        fail("checkpoint.returns_model", got_type=obs["returned_type"])
+    bad = same_state(obs["state"], state)
+    if bad:
+        fail("checkpoint.round_trip_state", names=bad)
+    got, want = obs["got"]["values"], obs["want"]["values"]
+    if got is None or want is None or not np.array_equal(got, want):
+        fail("checkpoint.round_trip_outputs")
+
+
+@points(3)
+def test_strict_renamed_layer(worker, params):
+    """load_weights into a model whose head is renamed raises RuntimeError naming the missing and unexpected keys"""
+    cp = params.checkpoint
+    obs = call(worker, "checkpoint_mismatch", "load_weights(renamed_model, path)",
+               state=ckpt_state(params), kind="renamed", renamed=cp.renamed, wide_out=cp.wide_out)
+    raised = obs["raised"]
+    fail_if_not_implemented(raised, "load_weights(model, path)")
+    missing = [f"{cp.renamed}.weight", f"{cp.renamed}.bias"]
+    unexpected = ["head.weight", "head.bias"]
+    if raised is None:
+        fail("checkpoint.renamed_no_error", missing=missing, unexpected=unexpected)
+    if not in_chain(raised, "RuntimeError"):
+        fail("checkpoint.renamed_wrong_error", raised=raised_name(raised))
+    absent = [k for k in missing + unexpected if k not in raised["message"]]
+    if absent:
+        fail("checkpoint.renamed_message", raised=raised_name(raised), absent=absent)

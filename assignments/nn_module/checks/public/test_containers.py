@@ -1,0 +1,84 @@
+"""Public checks of task containers: layers registered through nn.ModuleList / nn.ModuleDict."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks import fail, points
+
+from ..compare import fmt_shape
+from ..support import call
+
+DOUBLE_HINT = {"dtype": "containers.double_error", "Double": "containers.double_error"}
+
+
+def fixedmlp_keys(sizes) -> list[str]:
+    return [f"layers.{i}.{p}" for i in range(len(sizes) - 1) for p in ("weight", "bias")]
+
+
+def twohead_keys(params) -> list[str]:
+    cp = params.containers
+    return ["body.0.weight", "body.0.bias"] + [
+        f"heads.{name}.{p}" for name in cp.head_names for p in ("weight", "bias")
+    ]
+
+
+def _heads_text(params) -> str:
+    cp = params.containers
+    return ", ".join(f'"{n}": Linear({cp.body}, {w})' for n, w in zip(cp.head_names, cp.head_widths))
+
+
+@points(2)
+def test_fixedmlp_registered(worker, params):
+    """FixedMLP([3, 16, 8, 1]) registers its layers: 209 parameters, keys layers.i.*, an optimizer can be built"""
+    cp = params.containers
+    sizes = list(cp.sizes)
+    what = f"FixedMLP({sizes})"
+    obs = call(worker, "containers_fixedmlp", what, sizes=sizes)
+    if obs["layers_type"] in ("list", "tuple"):
+        fail("containers.fixedmlp_list", got_type=obs["layers_type"], count=obs["count"])
+    if obs["count"] != cp.n_params or sorted(obs["state_keys"]) != sorted(fixedmlp_keys(sizes)):
+        fail("containers.fixedmlp_keys", call=what, count=obs["count"], want_count=cp.n_params,
+             keys=obs["state_keys"], want=fixedmlp_keys(sizes))
+    if obs["optimizer_error"]:
+        fail("containers.optimizer", call=what, error=obs["optimizer_error"]["message"])
+
+
+@points(2)
+def test_twohead_registered(worker, params):
+    """TwoHead registers body and heads (115 parameters, keys heads.time.*, heads.late.*) and returns both heads"""
+    cp = params.containers
+    x = np.linspace(-1, 1, cp.batch * cp.in_features, dtype=np.float32).reshape(cp.batch, -1)
+    obs = call(worker, "containers_twohead", "TwoHead()(x)", x=x)
+    if obs["heads_type"] in ("dict", "OrderedDict"):
+        fail("containers.twohead_dict", got_type=obs["heads_type"], count=obs["count"])
+    if obs["out"] is None:
+        fail("containers.twohead_out_type", got_type=obs["out_type"])
+    if sorted(obs["out"]) != sorted(cp.head_names):
+        fail("containers.twohead_out_keys", keys=sorted(obs["out"]), want=sorted(cp.head_names))
+    for name, width in zip(cp.head_names, cp.head_widths):
+        out = obs["out"][name]
+        if out["type"] != "Tensor" or tuple(out.get("shape", ())) != (cp.batch, width):
+            fail("containers.head_shape", head=name, got_shape=fmt_shape(out.get("shape", ())),
+                 want_shape=fmt_shape((cp.batch, width)), heads=_heads_text(params))
+    want = twohead_keys(params)
+    if obs["count"] != cp.twohead_params or sorted(obs["state_keys"]) != sorted(want):
+        fail("containers.twohead_keys", count=obs["count"], want_count=cp.twohead_params,
+             keys=obs["state_keys"], want=want, heads=_heads_text(params))
+    if obs["optimizer_error"]:
+        fail("containers.optimizer", call="TwoHead()", error=obs["optimizer_error"]["message"])
+
+
+@points(1)
+def test_double_reaches_every_layer(worker, params):
+    """.double() converts every layer of FixedMLP and TwoHead, and their outputs are float64"""
+    cp = params.containers
+    x_fixed = np.ones((2, cp.sizes[0]), dtype=np.float32)
+    x_two = np.ones((2, cp.in_features), dtype=np.float32)
+    obs = call(worker, "containers_double", "model.double()(x)", DOUBLE_HINT,
+               fixed_sizes=list(cp.sizes), x_fixed=x_fixed, x_two=x_two)
+    for model, report in obs.items():
+        dtypes = report["linear_dtypes"] + report["out_dtypes"]
+        if not dtypes or any(d != "float64" for d in dtypes):
+            fail("containers.double", model=model, layers=report["linear_dtypes"],
+                 outputs=report["out_dtypes"])

@@ -1,0 +1,127 @@
+"""Public checks of task counting: the lesson's known counts, ValueError, buffers, tied and frozen weights."""
+
+from __future__ import annotations
+
+from autograder.checks import fail, points
+
+from ..support import call, fail_if_not_implemented, raised_name
+
+# Models the worker builds from plain data (probes._build_counting_model); numbers in params.py.
+DELIVERY_LIKE = {
+    "modules": [
+        ["hidden", ["seq", [["linear", 3, 16, True], ["relu"], ["dropout"],
+                            ["linear", 16, 8, True], ["relu"]]]],
+        ["head", ["linear", 8, 1, True]],
+    ],
+    "buffers": [3, 3],
+}
+FROZEN_DELIVERY = {**DELIVERY_LIKE, "frozen": ["hidden.0"]}
+TIED = {"tie": [10, 4]}
+TWOHEAD_LIKE = {
+    "modules": [
+        ["body", ["seq", [["linear", 3, 16, True], ["relu"]]]],
+        ["heads", ["dict", [["time", ["linear", 16, 1, True]], ["late", ["linear", 16, 2, True]]]]],
+    ],
+}
+
+
+def _value(obs, what: str) -> int:
+    if obs["type"] != "int":
+        fail("counting.not_int", call=what, got_type=obs["type"])
+    return obs["value"]
+
+
+@points(2)
+def test_known_stacks(worker, params):
+    """count_linear_stack gives the lesson's counts: [3,16,8,1] -> 209, [784,256,128,10] -> 235146 (234752 without bias)"""
+    cases = [[list(sizes), bias] for sizes, bias, _ in params.counting.known_stacks]
+    obs = call(worker, "counting_stack", "count_linear_stack(sizes, bias)", cases=cases)
+    for (sizes, bias, want), got in zip(params.counting.known_stacks, obs):
+        what = f"count_linear_stack({list(sizes)}, bias={bias})"
+        fail_if_not_implemented(got["raised"], what)
+        if got["raised"]:
+            fail("counting.stack_raised", call=what, raised=raised_name(got["raised"]))
+        value = _value(got, what)
+        if value != want:
+            fail("counting.stack_value", call=what, got=value, want=want)
+
+
+@points(2)
+def test_stack_value_error(worker, params):
+    """count_linear_stack raises ValueError for fewer than two sizes or a size < 1"""
+    cases = [[list(sizes), True] for sizes in params.counting.bad_stacks]
+    obs = call(worker, "counting_stack", "count_linear_stack(sizes)", cases=cases)
+    for sizes, got in zip(params.counting.bad_stacks, obs):
+        what = f"count_linear_stack({list(sizes)})"
+        fail_if_not_implemented(got["raised"], what)
+        if got["raised"] is None or got["raised"]["type"] != "ValueError":
+            observed = raised_name(got["raised"]) if got["raised"] else f"returned {got['value']!r}"
+            fail("counting.no_value_error", call=what, observed=observed)
+
+
+def count(worker, spec, what):
+    obs = call(worker, "counting_model", what, spec=spec)
+    return _value(obs["total"], f"count_parameters({what})"), _value(
+        obs["trainable"], f"count_parameters({what}, trainable_only=True)")
+
+
+@points(2)
+def test_count_buffers_and_tied(worker, params):
+    """count_parameters never counts buffers and counts a tied weight once"""
+    cp = params.counting
+    total, _ = count(worker, DELIVERY_LIKE, "a DeliveryMLP-shaped model")
+    if total != cp.delivery_total:
+        key = "counting.counts_buffers" if total == cp.delivery_total + 6 else "counting.total"
+        fail(key, model="a DeliveryMLP-shaped model with buffers x_mean, x_std", got=total,
+             want=cp.delivery_total)
+    total, _ = count(worker, TIED, "an Embedding(10, 4) tied to Linear(4, 10)")
+    if total != cp.tied_total:
+        key = "counting.counts_tied" if total == cp.tied_total + 40 else "counting.total"
+        fail(key, model="an Embedding(10, 4) whose weight is shared with Linear(4, 10)", got=total,
+             want=cp.tied_total)
+
+
+@points(1)
+def test_trainable_only(worker, params):
+    """count_parameters(model, trainable_only=True) leaves out frozen (requires_grad=False) parameters"""
+    cp = params.counting
+    total, trainable = count(worker, FROZEN_DELIVERY, "a model with hidden.0 frozen")
+    if total != cp.delivery_total:
+        fail("counting.frozen_total", got=total, want=cp.delivery_total)
+    if trainable != cp.frozen_trainable:
+        key = "counting.ignores_requires_grad" if trainable == total else "counting.trainable"
+        fail(key, got=trainable, want=cp.frozen_trainable, total=total)
+
+
+def per_layer(worker, spec, what: str) -> dict[str, int]:
+    obs = call(worker, "counting_per_layer", f"per_layer({what})", spec=spec)
+    if obs["items"] is None:
+        fail("counting.per_layer_type", got_type=obs["type"])
+    if obs["bad"]:
+        fail("counting.per_layer_items", bad=", ".join(obs["bad"]))
+    return dict(obs["items"])
+
+
+def judge_per_layer(got: dict[str, int], want: dict[str, int], what: str,
+                    containers: set[str]) -> None:
+    """Diagnose the two usual per_layer mistakes before the generic message."""
+    if got == want:
+        return
+    zero = sorted(k for k, v in got.items() if v == 0)
+    if zero:
+        fail("counting.per_layer_empty", model=what, names=zero, want=want)
+    if containers & set(got):
+        fail("counting.per_layer_recurse", model=what, names=sorted(containers & set(got)), got=got,
+             want=want)
+    fail("counting.per_layer", model=what, got=got, want=want)
+
+
+@points(2)
+def test_per_layer_known(worker, params):
+    """per_layer gives each module's own count: TwoHead -> body.0 64, heads.time 17, heads.late 34"""
+    what = "a TwoHead-shaped model"
+    got = per_layer(worker, TWOHEAD_LIKE, what)
+    judge_per_layer(got, dict(params.counting.twohead_layers), what, {"", "body", "heads"})
+    what = "a DeliveryMLP-shaped model"
+    got = per_layer(worker, DELIVERY_LIKE, what)
+    judge_per_layer(got, {"hidden.0": 64, "hidden.3": 136, "head": 9}, what, {"", "hidden"})

@@ -1,0 +1,96 @@
+"""Public checks of task delivery: buffers, state_dict keys, parameter count and .double()."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks import fail, points
+
+from ..compare import fmt_shape
+from ..support import call
+
+SUPER_HINT = {"Module.__init__() call": "delivery.super_init"}
+WHAT = "DeliveryMLP(x_mean, x_std)"
+
+
+def buffers_in(params) -> tuple[np.ndarray, np.ndarray]:
+    dp = params.delivery
+    return np.array(dp.x_mean, dtype=np.float32), np.array(dp.x_std, dtype=np.float32)
+
+
+def structure(worker, params):
+    x_mean, x_std = buffers_in(params)
+    return call(worker, "delivery_structure", WHAT, SUPER_HINT, x_mean=x_mean, x_std=x_std)
+
+
+@points(3)
+def test_buffers(worker, params):
+    """x_mean and x_std are registered buffers (not parameters, not plain attributes) holding the given values"""
+    obs = structure(worker, params)
+    given = dict(zip(params.delivery.buffers, buffers_in(params)))
+    for name, value in given.items():
+        if name in obs["names"]:
+            fail("delivery.buffer_is_parameter", name=name)
+        if name not in obs["buffer_names"]:
+            if name in obs["plain_attrs"]:
+                fail("delivery.plain_attribute", name=name, got_type=obs["plain_attrs"][name])
+            fail("delivery.buffer_missing", name=name, buffers=obs["buffer_names"] or "none")
+        buf = obs["buffer_values"][name]
+        if buf["type"] != "Tensor" or buf["values"] is None or tuple(buf["shape"]) != value.shape:
+            fail("delivery.buffer_value", name=name, got=f"{buf['type']} {fmt_shape(buf.get('shape', ()))}",
+                 want=f"Tensor {fmt_shape(value.shape)}")
+        if not np.array_equal(buf["values"].astype(np.float64), value.astype(np.float64)):
+            fail("delivery.buffer_value", name=name, got=str(buf["values"].tolist()), want=str(value.tolist()))
+
+
+@points(3)
+def test_state_dict_keys(worker, params):
+    """state_dict() keys are exactly x_mean, x_std, hidden.0.*, hidden.3.*, head.*"""
+    obs = structure(worker, params)
+    want = list(params.delivery.keys)
+    got = obs["state_keys"]
+    if got == want:
+        return
+    if obs["hidden_type"] in ("list", "tuple"):
+        fail("delivery.hidden_list", got_type=obs["hidden_type"], keys=got)
+    if "Dropout" not in obs["modules"] or any(k.startswith("hidden.2.") for k in got):
+        fail("delivery.no_dropout", keys=got, modules=", ".join(sorted(set(obs["modules"]))))
+    absent = [k for k in want if k not in got]
+    if absent and set(absent) <= set(params.delivery.buffers):
+        fail("delivery.keys_no_buffers", keys=got, absent=", ".join(absent))
+    fail("delivery.keys", keys=got, want=want)
+
+
+@points(2)
+def test_parameter_count(worker, params):
+    """DeliveryMLP has 209 parameters, with weights (16, 3), (8, 16) and (1, 8)"""
+    obs = structure(worker, params)
+    dp = params.delivery
+    if obs["count"] != dp.n_params:
+        if obs["count"] == 0 or obs["hidden_type"] in ("list", "tuple"):
+            fail("delivery.hidden_list", got_type=obs["hidden_type"], keys=obs["state_keys"])
+        fail("delivery.count", got=obs["count"], want=dp.n_params, names=obs["names"])
+    shapes = {n: tuple(s) for n, s in zip(obs["names"], obs["shapes"])}
+    for name, shape in dp.weight_shapes:
+        if shapes.get(name) != tuple(shape):
+            got = fmt_shape(shapes[name]) if name in shapes else "no such parameter"
+            fail("delivery.shape", name=name, got_shape=got, want_shape=fmt_shape(shape))
+
+
+@points(2)
+def test_double_converts_buffers(worker, params):
+    """model.double() turns the buffers and every weight into float64, and the output is float64"""
+    x_mean, x_std = buffers_in(params)
+    x = np.array([[2.0, 1.0, 0.0], [8.5, 3.0, 1.0]], dtype=np.float32)
+    obs = call(worker, "delivery_double", f"{WHAT}.double()", SUPER_HINT,
+               x_mean=x_mean, x_std=x_std, x=x)
+    for name in params.delivery.buffers:
+        if name not in obs["state_dtypes"]:
+            dtype = obs["plain_dtypes"].get(name, "not converted")
+            fail("delivery.double_buffer", name=name, dtype=dtype)
+    wrong = {k: v for k, v in obs["state_dtypes"].items() if v != "float64"}
+    if wrong:
+        fail("delivery.double_dtypes", wrong=", ".join(f"{k}: {v}" for k, v in wrong.items()))
+    out = obs["out"]
+    if out.get("dtype") != "float64":
+        fail("delivery.double_output", got=out.get("dtype", out["type"]))

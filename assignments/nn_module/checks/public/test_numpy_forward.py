@@ -1,0 +1,80 @@
+"""Public checks of task numpy_forward: the lesson's nn.Linear example, output shape (N,) and dtype."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks import fail, points
+
+from ..compare import close, describe, require_array
+from ..support import call, rng
+
+ARRAY = ("ndarray",)
+LINEAR_HINT = {"mismatch": "numpy_forward.linear_raised", "shapes": "numpy_forward.linear_raised",
+               "ValueError": "numpy_forward.linear_raised"}
+FORWARD_HINT = {"mismatch": "numpy_forward.forward_raised", "shapes": "numpy_forward.forward_raised",
+                "ValueError": "numpy_forward.forward_raised"}
+LINEAR_KEYS = {"shape": "numpy_forward.linear_shape"}
+FORWARD_KEYS = {"shape": "numpy_forward.shape", "dtype": "numpy_forward.dtype"}
+LAYERS = (("hidden.0", 3, 16), ("hidden.3", 16, 8), ("head", 8, 1))
+
+
+def delivery_state(seed: int, dtype=np.float64) -> dict[str, np.ndarray]:
+    """Random DeliveryMLP weights and buffers as NumPy arrays (hidden inputs come from a seed)."""
+    gen = rng(seed)
+    state = {
+        "x_mean": gen.uniform(0.5, 6.0, 3),
+        "x_std": gen.uniform(0.4, 3.0, 3),
+    }
+    for prefix, fan_in, fan_out in LAYERS:
+        state[f"{prefix}.weight"] = gen.normal(0, 1 / np.sqrt(fan_in), (fan_out, fan_in))
+        state[f"{prefix}.bias"] = gen.normal(0, 0.3, fan_out)
+    return {k: v.astype(dtype) for k, v in state.items()}
+
+
+def orders(seed: int, n: int, dtype=np.float64) -> np.ndarray:
+    gen = rng(seed)
+    cols = [gen.uniform(0.5, 12.0, n), gen.integers(1, 6, n), (gen.random(n) < 0.3)]
+    return np.stack(cols, axis=1).astype(dtype)
+
+
+def run_linear(worker, x, W, b, tol: float) -> None:
+    what = f"linear(x {x.shape}, W {W.shape}, b {b.shape})"
+    obs = call(worker, "numpy_linear", what, LINEAR_HINT, x=x, W=W, b=b)
+    got = require_array(obs, what, (x.shape[0], W.shape[0]), types=ARRAY, keys=LINEAR_KEYS)
+    want = x @ W.T + b
+    if close(got, want, tol):
+        return
+    if W.shape[0] == W.shape[1] and close(got, x @ W + b, tol):
+        fail("numpy_forward.no_transpose", call=what)
+    fail("numpy_forward.linear_values", call=what, error=describe(got, want))
+
+
+@points(2)
+def test_linear_lesson_example(worker, params):
+    """linear(x, W, b) = x @ W.T + b: the lesson's example gives [4.6, -0.7], and a batch of 4 is right"""
+    nf = params.numpy_forward
+    x = np.array([nf.lesson_x])
+    W, b = np.array(nf.lesson_W), np.array(nf.lesson_b)
+    what = "linear(x, W, b) on the lesson's example"
+    obs = call(worker, "numpy_linear", what, LINEAR_HINT, x=x, W=W, b=b)
+    got = require_array(obs, what, (1, 2), types=ARRAY, keys=LINEAR_KEYS)
+    want = np.array([nf.lesson_y])
+    if not close(got, want, params.tol.float64):
+        fail("numpy_forward.linear_values", call=what, error=describe(got, want))
+    gen = rng(nf.input_seed)
+    run_linear(worker, gen.normal(size=(4, 5)), gen.normal(size=(3, 5)), gen.normal(size=3),
+               params.tol.float64)
+
+
+@points(2)
+def test_forward_shape_and_dtype(worker, params):
+    """delivery_forward returns an ndarray of shape (N,) (also N = 1) in the dtype of its inputs"""
+    nf = params.numpy_forward
+    for dtype in (np.float64, np.float32):
+        state = delivery_state(nf.state_seed + 1, dtype)
+        for n in (4, 1):
+            x = orders(nf.input_seed + n, n, dtype)
+            what = f"delivery_forward(state, x) for {np.dtype(dtype).name} x of shape ({n}, 3)"
+            obs = call(worker, "numpy_delivery", what, FORWARD_HINT, state=state, x=x)
+            require_array(obs, what, (n,), types=ARRAY, dtype=np.dtype(dtype).name, keys=FORWARD_KEYS)

@@ -1,0 +1,47 @@
+"""Task `delivery`: the delivery-time MLP (3 -> 16 -> 8 -> 1) with buffers, and prediction."""
+
+import torch
+from torch import nn
+
+
+class DeliveryMLP(nn.Module):
+    """Predict delivery minutes from `[distance_km, items, rain]` orders.
+
+    The model standardizes its input with a mean and std that travel with it:
+    they are buffers (in `state_dict`, moved by `.to()` / `.double()`), not
+    parameters (the optimizer must not change them). 209 parameters in total:
+    64 + 136 + 9.
+    """
+
+    def __init__(self, x_mean: torch.Tensor, x_std: torch.Tensor, p_drop: float = 0.1) -> None:
+        """Register the buffers and create the layers.
+
+        - buffers `x_mean` and `x_std` (shape `(3,)`) with `self.register_buffer(name, tensor)`;
+        - `self.hidden = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Dropout(p_drop),
+          nn.Linear(16, 8), nn.ReLU())`;
+        - `self.head = nn.Linear(8, 1)`.
+        The `state_dict` keys are then exactly `x_mean, x_std, hidden.0.weight,
+        hidden.0.bias, hidden.3.weight, hidden.3.bias, head.weight, head.bias`
+        (ReLU and Dropout have no tensors, but keep their places 1, 2 and 4).
+        """
+        super().__init__()
+        raise NotImplementedError("delivery: write DeliveryMLP.__init__")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Standardize, then run the layers: `x` is `(N, 3)`, the result is `(N,)` minutes.
+
+        `z = (x - x_mean) / x_std`, then `head(hidden(z))`, which is `(N, 1)`;
+        `.squeeze(-1)` makes it `(N,)` (also for `N = 1`).
+        """
+        raise NotImplementedError("delivery: write DeliveryMLP.forward")
+
+
+def predict(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """Return `model(x)` for serving: deterministic and without an autograd graph.
+
+    Two separate switches are needed: `model.eval()` turns Dropout off (train mode
+    would give a different answer on every call), and `torch.no_grad()` (or
+    `torch.inference_mode()`) stops building the graph, so the result has
+    `requires_grad == False`. `eval()` alone does not turn gradients off.
+    """
+    raise NotImplementedError("delivery: write predict")

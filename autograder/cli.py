@@ -1,0 +1,153 @@
+"""The `autograder` command: thin wrappers over the library; errors become messages here."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from .config import Kit, find_kit_root, load_kit
+from .errors import AutograderError
+
+F = TypeVar("F", bound=Callable[..., Any])
+err = Console(stderr=True)
+
+
+def friendly(fn: F) -> F:
+    """Turn the kit's own errors into one clear line and an exit code."""
+
+    @wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except AutograderError as exc:
+            err.print(f"[bold red]error:[/] {exc}", highlight=False)
+            sys.exit(exc.exit_code)
+
+    return run  # type: ignore[return-value]
+
+
+def _kit(kit_dir: Path | None) -> Kit:
+    return load_kit(find_kit_root(kit_dir))
+
+
+kit_option = click.option(
+    "--kit", "kit_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+    help="Folder holding grading.toml (default: found from here upwards).",
+)  # fmt: skip
+
+
+@click.group()
+@click.version_option(package_name="torch-autograder")
+def main() -> None:
+    """Autograded PyTorch exercises and exams: build stubs, grade classes, export scores."""
+
+
+@main.command()
+@click.argument("assignment", required=False)
+@kit_option
+@click.option("--check", "check_only", is_flag=True, help="Only report whether assignments/ is in sync.")
+@friendly
+def build(assignment: str | None, kit_dir: Path | None, check_only: bool) -> None:
+    """Write assignments/ASSIGNMENT (stubs, given files, public checks, README) from solutions/."""
+    from . import build as builder
+
+    kit = _kit(kit_dir)
+    target = kit.assignment(assignment)
+    if check_only:
+        drift = builder.diff_assignment(kit.root, target.id)
+        if drift:
+            for path in drift:
+                click.echo(f"differs: {path}")
+            raise click.ClickException(f"assignments/{target.id} is out of date: run `autograder build {target.id}`")
+        click.echo(f"assignments/{target.id} is in sync with solutions/{target.id}")
+        return
+    written = builder.build_assignment(kit.root, target.id)
+    click.echo(f"wrote {len(written)} files to assignments/{target.id}")
+
+
+@main.command()
+@click.argument("submissions", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True,
+              help="Folder for results, feedback, grades.csv and the gradebook.")  # fmt: skip
+@click.option("--assignment", default=None, help="Assignment id (default: the kit's default).")
+@click.option("--jobs", type=int, default=None, help="Parallel workers (default: number of cores).")
+@click.option("--lang", type=click.Choice(["en", "bn"]), default=None, help="Feedback language.")
+@click.option("--gradebook", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="SQLite gradebook (default: OUT/gradebook.sqlite).")  # fmt: skip
+@click.option("--regrade", is_flag=True, help="Grade everyone again (default: resume, keep graded).")
+@click.option("--no-sandbox", is_flag=True, help="Run student code without isolation (trusted code only).")
+@click.option("--quiet", is_flag=True, help="One line per student instead of a progress bar.")
+@kit_option
+@friendly
+def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None, lang: str | None,
+          gradebook: Path | None, regrade: bool, no_sandbox: bool, quiet: bool,
+          kit_dir: Path | None) -> None:  # fmt: skip
+    """Grade every submission (a folder or zip per student) in SUBMISSIONS."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .engine import grade_batch, list_submissions
+
+    kit = _kit(kit_dir)
+    target = kit.assignment(assignment)
+    total = len(list_submissions(submissions))
+    if no_sandbox:
+        err.print("[yellow]warning:[/] --no-sandbox: student code runs without isolation")
+    progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=err, disable=quiet)  # fmt: skip
+    with progress:
+        bar = progress.add_task("grade", total=total)
+
+        def show(result: Any) -> None:
+            if quiet:
+                click.echo(f"{result.student}\t{result.score:g}/{result.max_score:g}")
+            progress.advance(bar)
+
+        summary = grade_batch(kit, submissions, out, assignment=target.id, jobs=jobs,
+                              use_sandbox=not no_sandbox, lang=lang, gradebook=gradebook,
+                              regrade=regrade, on_result=show)  # fmt: skip
+    click.echo(
+        f"graded {summary.graded} submissions ({summary.skipped} already graded) in "
+        f"{summary.seconds:.1f} s -> {out}/grades.csv"
+    )
+
+
+@main.command()
+@click.argument("folder", required=False, type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--assignment", default=None, help="Assignment id (default: the kit's default).")
+@click.option("--lang", type=click.Choice(["en", "bn"]), default=None, help="Feedback language.")
+@kit_option
+@friendly
+def check(folder: Path | None, assignment: str | None, lang: str | None, kit_dir: Path | None) -> None:
+    """Self-check your working copy against the public checks (no root, no sandbox needed)."""
+    from .selfcheck import run_selfcheck
+
+    folder = folder or Path.cwd()
+    kit = _kit(kit_dir or folder)
+    sys.exit(run_selfcheck(kit, folder, assignment, lang))
+
+
+@main.command()
+@kit_option
+@friendly
+def doctor(kit_dir: Path | None) -> None:
+    """Check that this machine can grade: config, graders and the sandbox."""
+    from .course import load_graders, validate_points
+    from .sandbox import check_available
+
+    kit = _kit(kit_dir)
+    for assignment in kit.assignments.values():
+        graders = load_graders(assignment)
+        validate_points(graders)
+        click.echo(f"ok: {assignment.id}: {sum(len(c) for c in graders.checks.values())} checks")
+    check_available(kit.sandbox.uid_base)
+    click.echo("ok: sandbox (bubblewrap namespaces, unprivileged uid)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""An assignment's graders: the checks of each task, its probes and its feedback catalogue."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import re
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .checks import POINTS_ATTR, Check
+from .config import Assignment
+from .errors import ConfigError
+
+ENGINE_MESSAGES = Path(__file__).resolve().parent / "messages"
+_loaded: dict[Path, Any] = {}
+
+
+@dataclass(frozen=True)
+class Graders:
+    """Everything needed to judge one assignment."""
+
+    assignment: Assignment
+    folder: Path
+    checks: dict[str, tuple[Check, ...]]  # task id -> checks in run order
+    probes_source: str
+    params: Any
+    messages: dict[str, dict[str, str]]  # message key -> {observed, expected, idea}
+
+    def for_task(self, task: str) -> tuple[Check, ...]:
+        return self.checks.get(task, ())
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for key, value in table.items():
+        if not isinstance(value, dict):
+            continue
+        name = f"{prefix}{key}"
+        if any(isinstance(v, str) for v in value.values()):
+            out[name] = {k: v for k, v in value.items() if isinstance(v, str)}
+        out.update(_flatten(value, name + "."))
+    return out
+
+
+def load_messages(folders: list[Path], lang: str) -> dict[str, dict[str, str]]:
+    """Message catalogues of the engine and an assignment, in `lang`, English where missing."""
+    merged: dict[str, dict[str, str]] = {}
+    for folder in folders:
+        for code in ("en", lang) if lang != "en" else ("en",):
+            path = folder / f"{code}.toml"
+            if path.is_file():
+                try:
+                    merged.update(_flatten(tomllib.loads(path.read_text(encoding="utf-8"))))
+                except tomllib.TOMLDecodeError as exc:
+                    raise ConfigError(f"{path}: {exc}") from None
+    return merged
+
+
+def _import_package(folder: Path) -> Any:
+    """Import a graders folder as a package under a private, stable name."""
+    folder = folder.resolve()
+    if folder in _loaded:
+        return _loaded[folder]
+    name = "autograder_graders_" + re.sub(r"\W", "_", str(folder))
+    init = folder / "__init__.py"
+    spec = importlib.util.spec_from_file_location(
+        name, init if init.exists() else None, submodule_search_locations=[str(folder)]
+    )
+    if spec is None:
+        raise ConfigError(f"{folder}: not a graders package (add __init__.py)")
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    if spec.loader is not None and init.exists():
+        spec.loader.exec_module(package)
+    _loaded[folder] = package
+    return package
+
+
+def _collect(module: Any, task: str, public: bool, hidden_names: tuple[str, ...]) -> list[Check]:
+    checks = []
+    for fname, fn in vars(module).items():
+        if not fname.startswith("test_") or not callable(fn) or not hasattr(fn, POINTS_ATTR):
+            continue
+        name = fname.removeprefix("test_")
+        doc = inspect.getdoc(fn) or name.replace("_", " ")
+        checks.append(
+            Check(task, name, doc.splitlines()[0], getattr(fn, POINTS_ATTR),
+                  public and name not in hidden_names, fn)
+        )  # fmt: skip
+    return checks
+
+
+def load_graders(assignment: Assignment, folder: Path | None = None, lang: str = "en") -> Graders:
+    """Import the checks of every task from `folder` (default: the instructor's graders)."""
+    from . import judge  # noqa: F401  (hypothesis profile must exist before checks are decorated)
+
+    folder = (folder or assignment.graders).resolve()
+    if not folder.is_dir():
+        raise ConfigError(f"{folder}: graders folder not found for assignment {assignment.id!r}")
+    package = _import_package(folder)
+    checks: dict[str, tuple[Check, ...]] = {}
+    for task in assignment.tasks:
+        found: list[Check] = []
+        for kind, public in (("public", True), ("hidden", False)):
+            if (folder / kind / f"test_{task.id}.py").is_file():
+                module = importlib.import_module(f"{package.__name__}.{kind}.test_{task.id}")
+                found += _collect(module, task.id, public, task.hidden)
+        checks[task.id] = tuple(found)
+    params_mod = importlib.import_module(f"{package.__name__}.params")
+    probes = folder / "probes.py"
+    if not probes.is_file():
+        raise ConfigError(f"{probes} not found: every graders folder needs its probes")
+    messages = load_messages([ENGINE_MESSAGES, folder / "messages"], lang)
+    return Graders(
+        assignment, folder, checks, probes.read_text(encoding="utf-8"), params_mod.default(), messages
+    )
+
+
+def validate_points(graders: Graders, complete: bool = True) -> None:
+    """Each task's checks must add up to its points (only when all its checks are present)."""
+    for task in graders.assignment.tasks:
+        checks = graders.for_task(task.id)
+        if not checks:
+            raise ConfigError(f"{graders.folder}: task {task.id!r} has no checks (test_{task.id}.py)")
+        total = sum(c.points for c in checks)
+        if complete and abs(total - task.points) > 1e-9:
+            raise ConfigError(
+                f"{graders.folder}: the checks of task {task.id!r} add up to {total:g} points, "
+                f"grading.toml gives it {task.points:g}: make them equal"
+            )

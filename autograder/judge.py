@@ -1,0 +1,125 @@
+"""Run a task's checks against its worker and turn every outcome into a result with feedback."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+
+from .checks import Check, CheckFailed, StudentCodeError, TaskSession, WorkerLost
+from .config import TaskConfig
+from .course import Graders
+from .results import CheckResult
+
+settings.register_profile(
+    "autograder",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=10,
+    print_blob=False,
+    report_multiple_bugs=False,
+    suppress_health_check=list(HealthCheck),
+)
+settings.load_profile("autograder")
+
+FEEDBACK_LIMIT = 4000
+_FIXTURE_ARG = re.compile(r"^\s*(worker|params)=.*,?$")
+
+
+def render(graders: Graders, key: str, params: dict[str, Any], example: str = "") -> str:
+    """Feedback text for catalogue message `key`: observed, expected, the idea, the failing input."""
+    entry = graders.messages.get(key)
+    if entry is None:
+        text = f"Check failed ({key})."
+    else:
+        safe = {k: _short(v) for k, v in params.items()}
+        lines = []
+        for part, label in (("observed", "Observed"), ("expected", "Expected"), ("idea", "Idea")):
+            if part in entry:
+                try:
+                    lines.append(f"{label}: {entry[part].format_map(safe)}")
+                except (KeyError, IndexError, ValueError) as exc:
+                    lines.append(f"{label}: {entry[part]} [missing value {exc}]")
+        text = "\n".join(lines)
+    if example:
+        text += f"\nFailing input: {example}"
+    return text[:FEEDBACK_LIMIT]
+
+
+def _short(value: Any, limit: int = 400) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def falsifying_example(exc: BaseException) -> str:
+    """The shrunk input hypothesis reports, without the fixtures (`sizes=[1, 1]`)."""
+    for note in getattr(exc, "__notes__", []) or []:
+        if note.startswith("Falsifying example"):
+            args = [
+                line.strip().rstrip(",")
+                for line in note.splitlines()[1:]
+                if line.strip() not in (")", "") and not _FIXTURE_ARG.match(line)
+            ]
+            return ", ".join(args)
+    return ""
+
+
+def lost_feedback(graders: Graders, task: TaskConfig, lost: WorkerLost) -> tuple[str, str]:
+    key = f"engine.{lost.reason}"
+    if key not in graders.messages:
+        key = "engine.killed"
+    params = {"limit": f"{task.time_limit:g}", "probe": lost.detail or "?", "memory": task.memory_mb}
+    if lost.reason == "cpu_limit":
+        params["limit"] = f"{task.cpu_limit:g}"
+    return key, render(graders, key, params)
+
+
+def student_error_feedback(graders: Graders, err: StudentCodeError, example: str = "") -> tuple[str, str]:
+    where = f" (at {err.where})" if err.where else ""
+    if err.type_name == "NotImplementedError":
+        key = "engine.not_implemented"
+        params = {"where": err.where or err.probe, "message": err.message}
+    else:
+        key = "engine.student_error"
+        params = {"type": err.type_name, "message": err.message, "where": where}
+    return key, render(graders, key, params, example)
+
+
+def _call(check: Check, session: TaskSession, params: Any) -> None:
+    wanted = inspect.signature(check.function).parameters
+    fixtures = {"worker": session, "params": params}
+    check.function(**{name: fixtures[name] for name in wanted if name in fixtures})
+
+
+def run_check(check: Check, session: TaskSession, graders: Graders, task: TaskConfig) -> CheckResult:
+    """Run one check; anything but a clean return is a failure with feedback."""
+    key, feedback = "", ""
+    try:
+        _call(check, session, graders.params)
+    except CheckFailed as exc:
+        key = exc.key
+        feedback = render(graders, exc.key, exc.params, falsifying_example(exc))
+    except WorkerLost as exc:
+        key, feedback = lost_feedback(graders, task, exc)
+    except StudentCodeError as exc:
+        key, feedback = student_error_feedback(graders, exc, falsifying_example(exc))
+    except AssertionError as exc:
+        key = "assertion"
+        feedback = render(graders, "engine.grader_error", {"type": "AssertionError", "message": str(exc)})
+    except Exception as exc:  # a check that cannot judge must fail closed, never pass
+        key = "engine.grader_error"
+        feedback = render(graders, key, {"type": type(exc).__name__, "message": str(exc)})
+    score = 0.0 if key else check.points
+    return CheckResult(
+        check.id, check.task, check.name, check.title, score, check.points, check.public, feedback, key
+    )
+
+
+def failed_all(checks: tuple[Check, ...], key: str, feedback: str) -> tuple[CheckResult, ...]:
+    """Every check of a task fails for one reason (missing file, import error)."""
+    return tuple(
+        CheckResult(c.id, c.task, c.name, c.title, 0.0, c.points, c.public, feedback, key) for c in checks
+    )

@@ -1,0 +1,69 @@
+"""Run an assignment's graders with plain pytest against one submission, for debugging.
+
+    pytest solutions/nn_module/graders --submission path/to/student [--no-sandbox]
+
+A graders folder's conftest.py imports the fixtures from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .config import find_kit_root, load_kit
+from .course import load_graders
+from .engine import sandbox_launch
+from .sandbox import bare_launch
+from .submission import collect
+from .workers import SandboxSession, WorkerProcess
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("autograder")
+    group.addoption("--submission", type=Path, help="The student's folder or zip to grade.")
+    group.addoption("--no-sandbox", action="store_true", help="Run student code without isolation.")
+
+
+def _graders_folder(request: pytest.FixtureRequest) -> Path:
+    path = Path(str(request.node.path)).resolve()
+    while path.parent != path and not (path / "probes.py").is_file():
+        path = path.parent
+    return path
+
+
+@pytest.fixture(scope="session")
+def _autograder_worker(request: pytest.FixtureRequest) -> Iterator[WorkerProcess]:
+    kit = load_kit(find_kit_root(Path(str(request.config.rootpath))))
+    launch = bare_launch() if request.config.getoption("no_sandbox") else sandbox_launch(kit, 0)
+    worker = WorkerProcess(launch)
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture(scope="module")
+def worker(request: pytest.FixtureRequest, _autograder_worker: WorkerProcess) -> Iterator[SandboxSession]:
+    """The task's sandboxed worker for the module's task (`test_<task>.py`), submission imported."""
+    submission = request.config.getoption("submission")
+    if submission is None:
+        pytest.skip("pass --submission PATH to run graders against a submission")
+    folder = _graders_folder(request)
+    kit = load_kit(find_kit_root(folder))
+    assignment = next(a for a in kit.assignments.values() if folder.is_relative_to(a.root) and a.id in folder.parts)
+    task = assignment.task(Path(str(request.node.path)).stem.removeprefix("test_"))
+    collected = collect(Path(submission), assignment.given)
+    given = {name: (assignment.solutions / name).read_bytes() for name in assignment.given}
+    session = SandboxSession(_autograder_worker, task)
+    session.open({**collected.files, **given}, (folder / "probes.py").read_text(encoding="utf-8"))
+    yield session
+    session.close()
+
+
+@pytest.fixture(scope="session")
+def params(request: pytest.FixtureRequest) -> Any:
+    folder = _graders_folder(request)
+    kit = load_kit(find_kit_root(folder))
+    assignment = next(a for a in kit.assignments.values() if a.id in folder.parts)
+    return load_graders(assignment, folder).params

@@ -1,0 +1,110 @@
+"""Files written for each student and for the class: results.json, feedback.md, grades.csv."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .config import Assignment
+from .gradebook import Gradebook
+from .results import SubmissionResult
+
+VISIBLE, HIDDEN = "visible", "after_published"
+
+
+def safe_name(student: str) -> str:
+    """A folder name for a student id that cannot escape OUT."""
+    cleaned = re.sub(r"[^\w.@+-]", "_", student).lstrip(".")
+    return cleaned or "_"
+
+
+def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
+    """results.json in Gradescope's schema; every test tagged with its task id."""
+    tests = []
+    for t_index, task in enumerate(result.tasks, start=1):
+        for c_index, check in enumerate(task.checks, start=1):
+            tests.append(
+                {
+                    "name": f"{task.task}: {check.title}",
+                    "number": f"{t_index}.{c_index}",
+                    "score": check.score,
+                    "max_score": check.max_score,
+                    "status": "passed" if check.passed else "failed",
+                    "output": check.feedback,
+                    "output_format": "text",
+                    "visibility": VISIBLE if check.public else HIDDEN,
+                    "tags": [task.task],
+                    "extra_data": {"check_id": check.check_id, "message_key": check.message_key},
+                }
+            )
+    notes = "\n".join(result.notes)
+    return {
+        "score": result.score,
+        "execution_time": round(result.execution_time, 3),
+        "output": notes,
+        "output_format": "text",
+        "test_output_format": "text",
+        "visibility": VISIBLE,
+        "stdout_visibility": "hidden",
+        "extra_data": {
+            "assignment": result.assignment,
+            "student": result.student,
+            "max_score": result.max_score,
+            "kit_version": __version__,
+        },
+        "tests": tests,
+    }
+
+
+def feedback_markdown(result: SubmissionResult, assignment: Assignment) -> str:
+    lines = [
+        f"# {assignment.title}: feedback for {result.student}",
+        "",
+        f"**Score: {result.score:g} / {result.max_score:g}**",
+        "",
+    ]
+    for note in result.notes:
+        lines.append(f"> {note}")
+    for task in result.tasks:
+        lines += ["", f"## {task.task} ({task.score:g} / {task.max_score:g})", ""]
+        for check in task.checks:
+            mark = "✅" if check.passed else "❌"
+            lines.append(f"- {mark} {check.title} ({check.score:g}/{check.max_score:g})")
+            if check.feedback:
+                lines += ["", "  ```", *("  " + line for line in check.feedback.splitlines()), "  ```"]
+        if task.output.strip():
+            lines += ["", "  Output of your code (first lines):", "", "  ```"]
+            lines += ["  " + line for line in task.output.splitlines()[:20]] + ["  ```"]
+    return "\n".join(lines) + "\n"
+
+
+def write_student(out: Path, result: SubmissionResult, assignment: Assignment) -> Path:
+    folder = out / safe_name(result.student)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(gradescope_results(result), indent=2, ensure_ascii=False)
+    (folder / "results.json").write_text(data + "\n", encoding="utf-8")
+    (folder / "feedback.md").write_text(feedback_markdown(result, assignment), encoding="utf-8")
+    return folder
+
+
+def grades_rows(results: list[SubmissionResult], assignment: Assignment) -> list[list[str]]:
+    header = ["student", *[t.id for t in assignment.tasks], "total", "max"]
+    rows = [header]
+    for result in sorted(results, key=lambda r: r.student):
+        by_task = {t.task: t.score for t in result.tasks}
+        rows.append(
+            [result.student, *[f"{by_task.get(t.id, 0.0):g}" for t in assignment.tasks],
+             f"{result.score:g}", f"{result.max_score:g}"]
+        )  # fmt: skip
+    return rows
+
+
+def write_class(out: Path, book: Gradebook, assignment: Assignment, seconds: float) -> None:
+    """grades.csv for every student the gradebook holds (this run and earlier ones)."""
+    results = book.current(assignment.id)
+    with (out / "grades.csv").open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(grades_rows(results, assignment))

@@ -1,0 +1,35 @@
+"""The student's self-check: public checks on a working copy, printed with feedback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from .config import Kit
+from .engine import Grader
+
+
+def run_selfcheck(kit: Kit, folder: Path, assignment: str | None, lang: str | None) -> int:
+    """Grade `folder` on the public checks without a sandbox; returns the exit code."""
+    target = kit.assignment(assignment)
+    shipped = kit.root / "assignments" / target.id / "checks"
+    console = Console()
+    with Grader(kit, target.id, sandbox=False, lang=lang, public_only=True,
+                graders_folder=shipped if shipped.is_dir() else None) as grader:  # fmt: skip
+        result = grader.grade(folder, student="self-check")
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
+    for task in result.tasks:
+        console.print(f"\n[bold]{task.task}[/] {task.score:g}/{task.max_score:g}", highlight=False)
+        for c in task.checks:
+            mark = "[green]PASS[/]" if c.passed else "[red]FAIL[/]"
+            console.print(f"  {mark} {c.title} ({c.score:g}/{c.max_score:g})", highlight=False)
+            for line in c.feedback.splitlines():
+                console.print(f"       {line}", highlight=False, markup=False)
+    console.print(
+        f"\n[bold]public checks: {result.score:g}/{result.max_score:g}[/] "
+        "(hidden checks are graded after you submit)",
+        highlight=False,
+    )
+    return 0

@@ -1,0 +1,1 @@
+"""Hidden checks of nn_module: reference comparisons, properties, statistics and security."""

@@ -1,0 +1,117 @@
+"""Hidden checks of task containers: outputs equal the reference's with the same weights."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from autograder.checks import fail, points
+
+from ..compare import close, describe, fmt_shape, require_array
+from ..params import default
+from ..support import call, mlp_state, relu, rng
+from . import _ref
+
+P = default().containers
+
+
+@functools.lru_cache(maxsize=8)
+def _fixed_case(k: int) -> tuple[tuple[int, ...], dict[str, np.ndarray], np.ndarray]:
+    sizes = P.forward_sizes[k]
+    layers = [(f"layers.{i}", a, b) for i, (a, b) in enumerate(zip(sizes, sizes[1:]))]
+    state = mlp_state(P.state_seed + k, layers, scale=2.0)  # larger weights: some outputs negative
+    x = rng(P.state_seed + 50 + k).normal(0, 2.0, (P.batch, sizes[0])).astype(np.float32)
+    return sizes, state, x
+
+
+def _torch_state(state: dict[str, np.ndarray]):
+    import torch
+
+    return {k: torch.from_numpy(v.copy()) for k, v in state.items()}
+
+
+@functools.lru_cache(maxsize=8)
+def reference_fixed(k: int) -> np.ndarray:
+    import torch
+
+    sizes, state, x = _fixed_case(k)
+    model = _ref.module("containers").FixedMLP(list(sizes))
+    model.load_state_dict(_torch_state(state))
+    with torch.no_grad():
+        return model(torch.from_numpy(x)).numpy().astype(np.float64)
+
+
+def _relu_after_last(k: int) -> np.ndarray:
+    sizes, state, x = _fixed_case(k)
+    h = x.astype(np.float64)
+    for i in range(len(sizes) - 1):
+        h = relu(h @ state[f"layers.{i}.weight"].T.astype(np.float64) + state[f"layers.{i}.bias"])
+    return h
+
+
+def _load_or_fail(obs, model: str) -> None:
+    load = obs["load"]
+    if load["error"] or load["missing"]:
+        detail = load["error"]["message"] if load["error"] else f"missing keys {load['missing']}"
+        fail("containers.forward_load", model=model, detail=detail)
+
+
+@points(3)
+def test_fixedmlp_matches_reference(worker, params):
+    """With the same weights, FixedMLP's output equals the reference's (ReLU between layers, not after the last)"""
+    tol = params.tol.float32
+    for k in range(len(P.forward_sizes)):
+        sizes, state, x = _fixed_case(k)
+        what = f"FixedMLP({list(sizes)})(x)"
+        obs = call(worker, "containers_fixedmlp_forward", what, sizes=list(sizes), state=state, x=x)
+        _load_or_fail(obs, f"FixedMLP({list(sizes)})")
+        got = require_array(obs["out"], what, (P.batch, sizes[-1]))
+        want = reference_fixed(k)
+        if close(got, want, tol):
+            continue
+        if close(got, _relu_after_last(k), tol):
+            fail("containers.relu_after_last", call=what)
+        fail("containers.forward_values", call=what, error=describe(got, want))
+
+
+@functools.lru_cache(maxsize=1)
+def _twohead_case() -> tuple[dict[str, np.ndarray], np.ndarray]:
+    layers = [("body.0", P.in_features, P.body)] + [
+        (f"heads.{n}", P.body, w) for n, w in zip(P.head_names, P.head_widths)
+    ]
+    state = mlp_state(P.state_seed + 99, layers, scale=2.0)
+    x = rng(P.state_seed + 98).normal(0, 2.0, (P.batch, P.in_features)).astype(np.float32)
+    return state, x
+
+
+@functools.lru_cache(maxsize=1)
+def reference_twohead() -> dict[str, np.ndarray]:
+    import torch
+
+    state, x = _twohead_case()
+    model = _ref.module("containers").TwoHead()
+    model.load_state_dict(_torch_state(state))
+    with torch.no_grad():
+        out = model(torch.from_numpy(x))
+    return {k: v.numpy().astype(np.float64) for k, v in out.items()}
+
+
+@points(2)
+def test_twohead_matches_reference(worker, params):
+    """With the same weights, TwoHead's "time" and "late" outputs equal the reference's"""
+    state, x = _twohead_case()
+    obs = call(worker, "containers_twohead_forward", "TwoHead()(x)", state=state, x=x)
+    _load_or_fail(obs, "TwoHead()")
+    if obs["out"] is None:
+        fail("containers.twohead_out_type", got_type=obs["out_type"])
+    want = reference_twohead()
+    for name, width in zip(P.head_names, P.head_widths):
+        if name not in obs["out"]:
+            fail("containers.twohead_out_keys", keys=sorted(obs["out"]), want=sorted(P.head_names))
+        what = f'TwoHead()(x)["{name}"]'
+        got = require_array(obs["out"][name], what, (P.batch, width),
+                            keys={"shape": "containers.head_shape_values"})
+        if not close(got, want[name], params.tol.float32):
+            fail("containers.twohead_values", call=what, error=describe(got, want[name]),
+                 shape=fmt_shape((P.batch, width)))

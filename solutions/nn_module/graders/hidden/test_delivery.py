@@ -1,0 +1,134 @@
+"""Hidden checks of task delivery: outputs against the reference, dropout in train mode, predict()."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from autograder.checks import fail, points
+
+from ..compare import close, describe, fmt_shape, require_array
+from ..params import default
+from ..support import call, mlp_state, relu, rng
+from . import _ref
+
+P = default().delivery
+SUPER_HINT = {"Module.__init__() call": "delivery.super_init"}
+
+
+@functools.lru_cache(maxsize=2)
+def _weights(seed: int) -> dict[str, np.ndarray]:
+    state = mlp_state(seed, [("hidden.0", 3, 16), ("hidden.3", 16, 8), ("head", 8, 1)])
+    return {"x_mean": np.array(P.x_mean, np.float32), "x_std": np.array(P.x_std, np.float32), **state}
+
+
+def _orders(seed: int, n: int) -> np.ndarray:
+    gen = rng(seed)
+    cols = [gen.uniform(0.5, 12.0, n), gen.integers(1, 6, n), (gen.random(n) < 0.3)]
+    return np.stack(cols, axis=1).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=16)
+def reference_output(n: int, seed: int) -> np.ndarray:
+    """The reference DeliveryMLP in eval mode, with the check's weights, on the check's orders."""
+    import torch
+
+    state = {k: torch.from_numpy(v.copy()) for k, v in _weights(P.state_seed).items()}
+    model = _ref.module("delivery").DeliveryMLP(state["x_mean"], state["x_std"])
+    model.load_state_dict(state)
+    model.eval()
+    with torch.no_grad():
+        out = model(torch.from_numpy(_orders(seed, n)))
+    return out.numpy().astype(np.float64)
+
+
+def _unstandardized(x: np.ndarray) -> np.ndarray:
+    s = {k: v.astype(np.float64) for k, v in _weights(P.state_seed).items()}
+    h = relu(x.astype(np.float64) @ s["hidden.0.weight"].T + s["hidden.0.bias"])
+    h = relu(h @ s["hidden.3.weight"].T + s["hidden.3.bias"])
+    return (h @ s["head.weight"].T + s["head.bias"])[:, 0]
+
+
+def _loaded_or_fail(obs) -> None:
+    load = obs["load"]
+    if load["error"] or load["missing"]:
+        detail = load["error"]["message"] if load["error"] else f"missing keys {load['missing']}"
+        fail("delivery.forward_load", detail=detail)
+
+
+@points(4)
+def test_matches_reference(worker, params):
+    """With the reference's weights, eval-mode outputs equal the reference's, shape (N,), also for N = 1"""
+    tol = params.tol.float32
+    xs = [_orders(P.input_seed + n, n) for n in P.batch_sizes]
+    w = _weights(P.state_seed)
+    obs = call(worker, "delivery_forward", "model(x) in eval mode", SUPER_HINT,
+               x_mean=w["x_mean"], x_std=w["x_std"], state=w, xs=xs)
+    _loaded_or_fail(obs)
+    for n, x, out in zip(P.batch_sizes, xs, obs["outs"]):
+        what = f"model(x) for x of shape {fmt_shape(x.shape)}"
+        got = require_array(out, what, (n,), keys={"shape": "delivery.forward_shape"})
+        want = reference_output(n, P.input_seed + n)
+        if close(got, want, tol):
+            continue
+        if close(got, _unstandardized(x), tol):
+            fail("delivery.no_standardize", call=what)
+        fail("delivery.forward_values", call=what, error=describe(got, want))
+
+
+@points(2)
+def test_dropout_in_train_mode(worker, params):
+    """In train mode Dropout(p_drop) is active (two passes differ); in eval mode two passes are equal"""
+    w = _weights(P.state_seed)
+    x = _orders(P.input_seed, P.train_batch)
+    what = f"DeliveryMLP(x_mean, x_std, p_drop={P.train_p})"
+    obs = call(worker, "delivery_train_mode", what, SUPER_HINT,
+               x_mean=w["x_mean"], x_std=w["x_std"], p_drop=P.train_p, x=x)
+    if P.train_p not in obs["dropout_ps"]:
+        fail("delivery.dropout_p", ps=obs["dropout_ps"] or "no nn.Dropout", p=P.train_p)
+    train = [require_array(o, "model(x) in train mode", (P.train_batch,)) for o in obs["train"]]
+    evals = [require_array(o, "model(x) in eval mode", (P.train_batch,)) for o in obs["eval"]]
+    if np.array_equal(train[0], train[1]):
+        fail("delivery.train_mode_inactive", p=P.train_p)
+    if not np.array_equal(evals[0], evals[1]):
+        fail("delivery.eval_random", error=describe(evals[1], evals[0]))
+
+
+def _predict(worker):
+    w = _weights(P.state_seed)
+    x = _orders(P.input_seed + 1, P.train_batch)
+    obs = call(worker, "delivery_predict", "predict(model, x)", SUPER_HINT,
+               x_mean=w["x_mean"], x_std=w["x_std"], state=w, x=x, calls=P.predict_calls)
+    _loaded_or_fail(obs)
+    return obs, reference_output(P.train_batch, P.input_seed + 1)
+
+
+@points(2)
+def test_predict_eval(worker, params):
+    """predict() on a model left in train mode gives the same eval-mode answer on every call"""
+    obs, want = _predict(worker)
+    outs = [require_array(o, "predict(model, x)", (P.train_batch,)) for o in obs["outs"]]
+    if any(s["dropout_training"] for s in obs["seen"]) or not all(
+        np.array_equal(o, outs[0]) for o in outs
+    ):
+        fail("delivery.predict_not_eval", calls=len(outs), first=_few(outs[0]), second=_few(outs[-1]))
+    if not close(outs[0], want, params.tol.float32):
+        fail("delivery.predict_values", error=describe(outs[0], want))
+
+
+@points(2)
+def test_predict_no_grad(worker, params):
+    """predict() runs the model under torch.no_grad() (or inference_mode) and returns no graph"""
+    obs, _ = _predict(worker)
+    for out in obs["outs"]:
+        if out["type"] != "Tensor":
+            fail("common.wrong_type", call="predict(model, x)", got_type=out["type"], want_type="Tensor")
+        if out["requires_grad"] or out["has_grad_fn"]:
+            fail("delivery.predict_graph", requires_grad=out["requires_grad"])
+    if any(s["grad_enabled"] and not s["inference_mode"] for s in obs["seen"]):
+        fail("delivery.predict_grad_enabled")
+
+
+def _few(values: np.ndarray, n: int = 3) -> str:
+    return "[" + ", ".join(f"{v:.4f}" for v in values[:n]) + ", ...]"

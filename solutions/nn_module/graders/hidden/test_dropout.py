@@ -1,0 +1,83 @@
+"""Hidden checks of task dropout: statistics, fresh masks, randomness from rng only, h untouched, p == 1."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks import fail, points
+
+from ..compare import require_array
+from ..params import default
+from ..public.test_dropout import sample, signed_h
+from ..support import call, rng
+
+P = default().dropout
+ARRAY = ("ndarray",)
+
+
+def _positive_h(seed: int) -> np.ndarray:
+    return rng(seed).uniform(0.5, 1.5, P.shape)
+
+
+@points(3)
+def test_statistics(worker, params):
+    """For p = 0.1, 0.3, 0.75 the zero fraction is close to p and the mean of h is preserved"""
+    h = _positive_h(P.h_seed + 1)
+    n = h.size
+    for k, p in enumerate(P.stats_p):
+        (out,), _, what = sample(worker, p, h, P.rng_seed + k)
+        zeros = float(np.mean(out == 0))
+        sd = np.sqrt(p * (1 - p) / n)
+        if abs(zeros - p) > P.sigmas * sd:
+            key = "dropout.keep_swapped" if abs(zeros - (1 - p)) <= P.sigmas * sd else "dropout.zero_fraction"
+            fail(key, call=what, p=p, zeros=f"{zeros:.4f}", bound=f"{P.sigmas * sd:.4f}")
+        ratio = float(out.sum() / h.sum())
+        sd_mean = float(np.sqrt(np.sum(h**2) * p / (1 - p)) / h.sum())
+        if abs(ratio - 1) > P.sigmas * sd_mean:
+            fail("dropout.mean", call=what, p=p, ratio=f"{ratio:.4f}", bound=f"{P.sigmas * sd_mean:.4f}")
+
+
+@points(2)
+def test_fresh_mask(worker, params):
+    """Consecutive calls on the same h draw new masks"""
+    h = signed_h(P.h_seed + 2, (64, 32))
+    outs, _, what = sample(worker, 0.5, h, P.rng_seed, calls=P.calls)
+    masks = [o == 0 for o in outs]
+    for a, b in zip(masks, masks[1:]):
+        if np.array_equal(a, b):
+            fail("dropout.same_mask", call=what, calls=P.calls)
+
+
+@points(2)
+def test_randomness_from_rng(worker, params):
+    """The mask comes from the given rng only: same rng seed, same output, whatever the global seeds"""
+    h = signed_h(P.h_seed + 3, (32, 16))
+    obs = call(worker, "dropout_rng", "Dropout(0.5, np.random.default_rng(seed))(h)",
+               p=0.5, h=h, seed=P.rng_seed)
+    a, b, c = (require_array(o, "Dropout(0.5, rng)(h)", h.shape, types=ARRAY) for o in obs)
+    if not np.array_equal(a, b):
+        fail("dropout.global_random", seed=P.rng_seed)
+    if np.array_equal(a, c):
+        fail("dropout.ignores_rng", seed=P.rng_seed, other=P.rng_seed + 1)
+
+
+@points(1)
+def test_h_untouched(worker, params):
+    """Calling the layer never modifies h in place"""
+    h = signed_h(P.h_seed + 4, P.small_shape)
+    _, h_after, what = sample(worker, 0.5, h, P.rng_seed)
+    if type(h_after) is not np.ndarray or h_after.shape != h.shape or not np.array_equal(h_after, h):
+        changed = int(np.sum(h_after != h)) if type(h_after) is np.ndarray and h_after.shape == h.shape else h.size
+        fail("dropout.in_place", call=what, changed=changed, size=h.size)
+
+
+@points(1)
+def test_p_one(worker, params):
+    """With p == 1 every value is 0 (no NaN from dividing by 1 - p)"""
+    h = signed_h(P.h_seed + 5, P.small_shape)
+    what = "Dropout(1.0, rng)(h) in train mode"
+    obs = call(worker, "dropout_sample", what, p=1.0, h=h, seed=P.rng_seed, calls=1)
+    out = require_array(obs["outs"][0], what, h.shape, types=ARRAY,
+                        keys={"finite": "dropout.p_one_nan"})
+    if np.any(out != 0):
+        fail("dropout.p_one", call=what, nonzero=int(np.sum(out != 0)))

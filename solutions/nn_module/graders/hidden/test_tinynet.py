@@ -1,0 +1,144 @@
+"""Hidden checks of task tinynet: random sizes, the forward formula, the loss trajectory, accuracy."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from autograder.checks import fail, points
+
+from ..compare import close, describe, fmt_shape, require_array
+from ..params import default
+from ..support import call, mlp_state, relu, rng, toy_data
+from . import _ref
+
+P = default().tinynet
+SUPER_HINT = {"Module.__init__() call": "tinynet.super_init"}
+size = st.integers(1, P.max_random_size)
+
+
+def _state(seed: int, i: int, h: int, o: int) -> dict[str, np.ndarray]:
+    return mlp_state(seed, [("fc1", i, h), ("fc2", h, o)])
+
+
+@points(2)
+@given(i=size, h=size, o=size)
+def test_random_sizes(worker, params, i, h, o):
+    """For random sizes, TinyNet(i, h, o) has fc1.weight (h, i), fc2.weight (o, h) and h*i + h + o*h + o parameters"""
+    obs = call(worker, "tinynet_structure", f"TinyNet({i}, {h}, {o})", SUPER_HINT,
+               in_features=i, hidden=h, out_features=o)
+    names = list(params.tinynet.names)
+    if obs["names"] != names:
+        fail("tinynet.names", names=obs["names"] or "nothing", want=names)
+    want = [(h, i), (h,), (o, h), (o,)]
+    for name, got, shape in zip(names, obs["shapes"], want):
+        if tuple(got) != shape:
+            fail("tinynet.shape", name=name, got_shape=fmt_shape(got), want_shape=fmt_shape(shape),
+                 sizes=f"TinyNet({i}, {h}, {o})")
+    count = h * i + h + o * h + o
+    if obs["count"] != count:
+        fail("tinynet.count", sizes=f"TinyNet({i}, {h}, {o})", got=obs["count"], want=count)
+
+
+def _forward_variants(state: dict[str, np.ndarray], x: np.ndarray) -> dict[str, np.ndarray]:
+    s = {k: v.astype(np.float64) for k, v in state.items()}
+    x64 = x.astype(np.float64)
+    pre = x64 @ s["fc1.weight"].T + s["fc1.bias"]
+    right = relu(pre) @ s["fc2.weight"].T + s["fc2.bias"]
+    linear = pre @ s["fc2.weight"].T + s["fc2.bias"]
+    return {"right": right, "no_relu": linear, "relu_after": relu(right)}
+
+
+@points(2)
+def test_forward_formula(worker, params):
+    """With given weights, TinyNet's forward equals fc2(relu(fc1(x))) within float32 tolerance"""
+    tol = params.tol.float32
+    for k, sizes in enumerate(P.forward_sizes):
+        state = _state(P.forward_seed + k, *sizes)
+        x = rng(P.forward_seed + 100 + k).normal(0, 1.5, (P.forward_batch, sizes[0])).astype(np.float32)
+        what = f"TinyNet{tuple(sizes)}(x)"
+        obs = call(worker, "tinynet_forward", what, SUPER_HINT, sizes=list(sizes), state=state, x=x)
+        load = obs["load"]
+        if load["error"] or load["missing"]:
+            detail = load["error"]["message"] if load["error"] else f"missing {load['missing']}"
+            fail("tinynet.forward_load", sizes=f"TinyNet{tuple(sizes)}", detail=detail)
+        got = require_array(obs["out"], what, (P.forward_batch, sizes[2]))
+        want = _forward_variants(state, x)
+        if close(got, want["right"], tol):
+            continue
+        for variant in ("no_relu", "relu_after"):
+            if close(got, want[variant], tol):
+                fail(f"tinynet.{variant}", call=what)
+        fail("tinynet.forward_values", call=what, error=describe(got, want["right"]))
+
+
+@functools.lru_cache(maxsize=8)
+def reference_losses(epochs: int, lr: float, seed: int, variant: str = "reference") -> tuple[float, ...]:
+    """The reference solution's trajectory from the same weights and data (or a diagnosed wrong loop)."""
+    import torch
+
+    X, y = toy_data(P.toy_n, P.toy_seed)
+    state = _state(seed, P.in_features, P.hidden, P.out_features)
+    ref = _ref.module("tinynet")
+    model = ref.TinyNet(P.in_features, P.hidden, P.out_features)
+    model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in state.items()})
+    Xt, yt = torch.from_numpy(X.copy()), torch.from_numpy(y.copy())
+    if variant == "reference":
+        return tuple(ref.train_tinynet(model, Xt, yt, epochs, lr))
+    opt = (torch.optim.SGD if variant == "sgd" else torch.optim.Adam)(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(epochs):
+        if variant != "no_zero_grad":
+            opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(Xt), yt)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return tuple(losses)
+
+
+@points(2)
+def test_trajectory(worker, params):
+    """From the same weights and data, train_tinynet's losses equal the reference loop's (Adam, zero_grad every epoch)"""
+    epochs, lr, tol = P.trajectory_epochs, P.trajectory_lr, params.tol.loss
+    X, y = toy_data(P.toy_n, P.toy_seed)
+    sizes = [P.in_features, P.hidden, P.out_features]
+    state = _state(P.init_seed, *sizes)
+    what = f"train_tinynet(model, X, y, {epochs}, {lr})"
+    obs = call(worker, "tinynet_train", what, sizes=sizes, state=state, X=X, y=y, epochs=epochs, lr=lr)
+    if obs["len"] != epochs:
+        fail("tinynet.loss_count", call=what, got=obs["len"], epochs=epochs)
+    if any(v is None for v in obs["values"]):
+        fail("tinynet.loss_item", call=what, types=", ".join(sorted(set(obs["types"]))))
+    got = np.array(obs["values"], dtype=np.float64)
+    want = np.array(reference_losses(epochs, lr, P.init_seed))
+    if close(got, want, tol):
+        return
+    for variant in ("no_zero_grad", "sgd"):
+        if close(got, np.array(reference_losses(epochs, lr, P.init_seed, variant)), tol):
+            fail(f"tinynet.trajectory_{variant}", call=what, got=_first(got), want=_first(want))
+    differ = int(np.argmax(np.abs(got - want) > tol * np.maximum(1, np.abs(want))))
+    fail("tinynet.trajectory", call=what, epoch=differ, got=_first(got), want=_first(want),
+         error=describe(got, want))
+
+
+def _first(values: np.ndarray, n: int = 5) -> str:
+    return "[" + ", ".join(f"{v:.5f}" for v in values[:n]) + (", ...]" if len(values) > n else "]")
+
+
+@points(2)
+def test_accuracy(worker, params):
+    """TinyNet(3, 8, 2) trained by train_tinynet with its defaults (100 epochs, lr 0.05) reaches accuracy >= 0.9 on make_toy()"""
+    X, y = toy_data(P.toy_n, P.toy_seed)
+    sizes = [P.in_features, P.hidden, P.out_features]
+    what = "train_tinynet(TinyNet(3, 8, 2), X, y)"
+    obs = call(worker, "tinynet_accuracy", what, SUPER_HINT, sizes=sizes, X=X, y=y, seed=P.accuracy_seed)
+    if obs["len"] != P.epochs:
+        fail("tinynet.default_epochs", call=what, got=obs["len"], epochs=P.epochs)
+    logits = require_array(obs["logits"], "model(X) after training", (P.toy_n, P.out_features))
+    accuracy = float(np.mean(np.argmax(logits, axis=1) == y))
+    if accuracy < P.accuracy:
+        fail("tinynet.accuracy", accuracy=f"{accuracy:.2f}", want=f"{P.accuracy:.2f}")

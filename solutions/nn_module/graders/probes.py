@@ -1,0 +1,631 @@
+"""Probes: run inside the sandboxed worker on one student module and return plain observations."""
+
+# Self-contained (stdlib, numpy, torch only). A probe never judges: it runs the student's code on
+# inputs the check sent and reports what it saw, with the exact type name of everything the
+# student returned, so that the check (in the grading process) decides. Helpers and classes start
+# with "_" so they are not probes.
+
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+_SENDABLE = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"}
+_MESSAGE_LIMIT = 600
+
+# ----------------------------------------------------------------------------- observation helpers
+
+
+def _tname(value: Any) -> str:
+    return type(value).__name__
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except BaseException:
+        return "<unreadable message>"
+    text = text if type(text) is str else "<not a string>"
+    return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "..."
+
+
+def _exc(exc: BaseException) -> dict[str, Any]:
+    """An exception as data, with the type names of its whole chain (cause and context)."""
+    chain, seen, cur = [], set(), exc
+    while cur is not None and id(cur) not in seen and len(chain) < 8:
+        seen.add(id(cur))
+        chain.append(_tname(cur))
+        cur = cur.__cause__ or cur.__context__
+    return {"type": _tname(exc), "message": _message(exc), "chain": chain}
+
+
+def _tensor(value: Any) -> dict[str, Any]:
+    """A tensor the student returned: exact type first, values only for a plain Tensor/Parameter."""
+    obs: dict[str, Any] = {"type": _tname(value), "values": None}
+    if type(value) not in (torch.Tensor, nn.Parameter):
+        return obs
+    obs["shape"] = list(value.shape)
+    obs["dtype"] = str(value.dtype).replace("torch.", "")
+    obs["requires_grad"] = bool(value.requires_grad)
+    obs["has_grad_fn"] = value.grad_fn is not None
+    if obs["dtype"] in _SENDABLE:
+        obs["values"] = np.array(value.detach().cpu().numpy(), copy=True)
+    return obs
+
+
+def _array(value: Any) -> dict[str, Any]:
+    """A NumPy array the student returned: exact np.ndarray only."""
+    obs: dict[str, Any] = {"type": _tname(value), "values": None}
+    if type(value) is not np.ndarray:
+        return obs
+    obs["shape"] = list(value.shape)
+    obs["dtype"] = value.dtype.name
+    if value.dtype.name in _SENDABLE:
+        obs["values"] = np.array(value, copy=True)
+    return obs
+
+
+def _scalar(value: Any) -> dict[str, Any]:
+    """An int/float the student returned: the value only when the type is exactly int or float."""
+    kind = type(value)
+    return {"type": _tname(value), "value": value if kind in (int, float) else None}
+
+
+def _t(arr: Any) -> torch.Tensor:
+    return torch.from_numpy(np.array(arr, copy=True))
+
+
+def _state(arrays: dict[str, Any]) -> dict[str, torch.Tensor]:
+    return {k: _t(v) for k, v in arrays.items()}
+
+
+def _load(model: nn.Module, arrays: dict[str, Any]) -> dict[str, Any]:
+    """Load grader weights with strict=False; report what did not match instead of raising."""
+    try:
+        result = model.load_state_dict(_state(arrays), strict=False)
+    except Exception as exc:  # size mismatch and friends: the model's layers are not as specified
+        return {"ok": False, "missing": [], "unexpected": [], "error": _exc(exc)}
+    return {
+        "ok": not result.missing_keys,
+        "missing": list(result.missing_keys),
+        "unexpected": list(result.unexpected_keys),
+        "error": None,
+    }
+
+
+def _params(model: nn.Module) -> dict[str, Any]:
+    named = list(model.named_parameters())
+    return {
+        "names": [n for n, _ in named],
+        "types": [_tname(p) for _, p in named],
+        "shapes": [list(p.shape) for _, p in named],
+        "count": int(sum(p.numel() for _, p in named)),
+    }
+
+
+def _reseed_globals(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+# ----------------------------------------------------------------------------- tinynet
+
+
+class _GraderTinyNet(nn.Module):
+    """The grader's own TinyNet, so that train_tinynet is graded even when TinyNet is broken."""
+
+    def __init__(self, in_features: int, hidden: int, out_features: int):
+        super().__init__()
+        self.fc1 = nn.Linear(in_features, hidden)
+        self.fc2 = nn.Linear(hidden, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def tinynet_structure(mod, in_features, hidden, out_features):
+    model = mod.TinyNet(in_features, hidden, out_features)
+    return {"is_module": isinstance(model, nn.Module), "model_type": _tname(model), **_params(model)}
+
+
+def tinynet_forward(mod, sizes, state, x):
+    model = mod.TinyNet(*sizes)
+    load = _load(model, state)
+    if not load["ok"] or load["error"]:
+        return {"load": load, "out": None}
+    with torch.no_grad():
+        out = model(_t(x))
+    return {"load": load, "out": _tensor(out)}
+
+
+def tinynet_train(mod, sizes, state, X, y, epochs, lr):
+    """train_tinynet on the grader's own TinyNet; counts forward calls through model(X)."""
+    model = _GraderTinyNet(*sizes)
+    model.load_state_dict(_state(state))
+    calls = []
+    model.register_forward_hook(lambda m, args, out: calls.append(1))
+    losses = mod.train_tinynet(model, _t(X), _t(y), epochs, lr)
+    obs: dict[str, Any] = {"type": _tname(losses), "len": None, "types": [], "values": []}
+    if type(losses) in (list, tuple):
+        obs["len"] = len(losses)
+        for item in losses:
+            obs["types"].append(_tname(item))
+            if type(item) is float:
+                obs["values"].append(item)
+            elif type(item) is torch.Tensor and item.numel() == 1:
+                obs["values"].append(float(item.detach().reshape(()).item()))
+            else:
+                obs["values"].append(None)
+    obs["hook_calls"] = len(calls)
+    return obs
+
+
+def tinynet_accuracy(mod, sizes, X, y, seed):
+    """The student's TinyNet trained with the student's train_tinynet and its default arguments."""
+    torch.manual_seed(seed)
+    model = mod.TinyNet(*sizes)
+    losses = mod.train_tinynet(model, _t(X), _t(y))
+    with torch.no_grad():
+        logits = model(_t(X))
+    n = len(losses) if type(losses) in (list, tuple) else None
+    return {"losses_type": _tname(losses), "len": n, "logits": _tensor(logits)}
+
+
+# ----------------------------------------------------------------------------- delivery
+
+
+def _delivery(mod, x_mean, x_std, p_drop=None):
+    args = (_t(x_mean), _t(x_std)) if p_drop is None else (_t(x_mean), _t(x_std), p_drop)
+    return mod.DeliveryMLP(*args)
+
+
+def delivery_structure(mod, x_mean, x_std):
+    model = _delivery(mod, x_mean, x_std)
+    buffers = dict(model.named_buffers())
+    plain = {
+        name: _tname(model.__dict__[name])
+        for name in ("x_mean", "x_std")
+        if name in model.__dict__
+    }
+    return {
+        "state_keys": list(model.state_dict().keys()),
+        "buffer_names": list(buffers),
+        "buffer_values": {n: _tensor(b) for n, b in buffers.items()},
+        "plain_attrs": plain,
+        "hidden_type": _tname(getattr(model, "hidden", None)),
+        "modules": [_tname(m) for _, m in model.named_modules()],
+        **_params(model),
+    }
+
+
+def delivery_double(mod, x_mean, x_std, x):
+    model = _delivery(mod, x_mean, x_std).double()
+    model.eval()
+    plain = {
+        name: str(model.__dict__[name].dtype).replace("torch.", "")
+        for name in ("x_mean", "x_std")
+        if type(model.__dict__.get(name)) is torch.Tensor
+    }
+    with torch.no_grad():
+        out = model(_t(x).double())
+    return {
+        "state_dtypes": {k: str(v.dtype).replace("torch.", "") for k, v in model.state_dict().items()},
+        "plain_dtypes": plain,
+        "out": _tensor(out),
+    }
+
+
+def delivery_forward(mod, x_mean, x_std, state, xs):
+    model = _delivery(mod, x_mean, x_std)
+    load = _load(model, state)
+    if not load["ok"] or load["error"]:
+        return {"load": load, "outs": []}
+    model.eval()
+    with torch.no_grad():
+        outs = [_tensor(model(_t(x))) for x in xs]
+    return {"load": load, "outs": outs}
+
+
+def delivery_train_mode(mod, x_mean, x_std, p_drop, x):
+    model = _delivery(mod, x_mean, x_std, p_drop)
+    dropout_ps = [float(m.p) for m in model.modules() if isinstance(m, nn.Dropout)]
+    xt = _t(x)
+    model.train()
+    with torch.no_grad():
+        train = [_tensor(model(xt)), _tensor(model(xt))]
+        model.eval()
+        evals = [_tensor(model(xt)), _tensor(model(xt))]
+    return {"dropout_ps": dropout_ps, "train": train, "eval": evals}
+
+
+def delivery_predict(mod, x_mean, x_std, state, x, calls):
+    """predict() on a model left in train mode; a hook records the modes its forward ran in."""
+    model = _delivery(mod, x_mean, x_std)
+    load = _load(model, state)
+    if not load["ok"] or load["error"]:
+        return {"load": load, "outs": [], "seen": []}
+    model.train()
+    dropouts = [m for m in model.modules() if isinstance(m, nn.Dropout)]
+    seen = []
+
+    def hook(module, args, out):
+        seen.append({
+            "grad_enabled": torch.is_grad_enabled(),
+            "inference_mode": torch.is_inference_mode_enabled(),
+            "training": module.training,
+            "dropout_training": any(d.training for d in dropouts),
+        })
+
+    model.register_forward_hook(hook)
+    outs = [_tensor(mod.predict(model, _t(x))) for _ in range(calls)]
+    return {"load": load, "outs": outs, "seen": seen}
+
+
+# ----------------------------------------------------------------------------- counting
+
+
+def _layer(spec):
+    kind = spec[0]
+    if kind == "linear":
+        return nn.Linear(spec[1], spec[2], bias=spec[3])
+    if kind == "bn":
+        return nn.BatchNorm1d(spec[1])
+    if kind == "relu":
+        return nn.ReLU()
+    if kind == "dropout":
+        return nn.Dropout(0.1)
+    if kind == "seq":
+        return nn.Sequential(*[_layer(s) for s in spec[1]])
+    if kind == "dict":
+        return nn.ModuleDict(OrderedDict((name, _layer(s)) for name, s in spec[1]))
+    raise ValueError(f"unknown layer spec {spec!r}")
+
+
+def _build_counting_model(spec):
+    """A model described by plain data (the grading process builds the very same one)."""
+    root = nn.Module()
+    for name, layer in spec.get("modules", []):
+        root.add_module(name, _layer(layer))
+    if spec.get("tie"):
+        vocab, dim = spec["tie"]
+        root.emb = nn.Embedding(vocab, dim)
+        root.out = nn.Linear(dim, vocab)
+        root.out.weight = root.emb.weight  # tied: one Parameter, two modules
+    if spec.get("root_param"):
+        root.scale = nn.Parameter(torch.ones(spec["root_param"]))
+    for i, size in enumerate(spec.get("buffers", [])):
+        root.register_buffer(f"stat{i}", torch.zeros(size))
+    for name, p in root.named_parameters():
+        if any(name == f or name.startswith(f + ".") for f in spec.get("frozen", [])):
+            p.requires_grad_(False)
+    return root
+
+
+def counting_stack(mod, cases):
+    """count_linear_stack on each (sizes, bias); exceptions are observations here."""
+    out = []
+    for sizes, bias in cases:
+        try:
+            value = mod.count_linear_stack(list(sizes), bias=bias)
+        except Exception as exc:
+            out.append({"raised": _exc(exc), "type": None, "value": None})
+            continue
+        out.append({"raised": None, **_scalar(value)})
+    return out
+
+
+def counting_model(mod, spec):
+    model = _build_counting_model(spec)
+    total = mod.count_parameters(model)
+    trainable = mod.count_parameters(model, trainable_only=True)
+    return {"total": _scalar(total), "trainable": _scalar(trainable)}
+
+
+def counting_per_layer(mod, spec):
+    model = _build_counting_model(spec)
+    result = mod.per_layer(model)
+    obs: dict[str, Any] = {"type": _tname(result), "items": None, "bad": []}
+    if type(result) in (dict, OrderedDict):
+        items = []
+        for key, value in result.items():
+            if type(key) is str and type(value) is int:
+                items.append([key, value])
+            else:
+                obs["bad"].append(f"{_tname(key)} -> {_tname(value)}")
+        obs["items"] = items
+    return obs
+
+
+# ----------------------------------------------------------------------------- containers
+
+
+def _module_obs(model: nn.Module) -> dict[str, Any]:
+    try:
+        torch.optim.SGD(model.parameters(), lr=0.1)
+        optimizer = None
+    except Exception as exc:
+        optimizer = _exc(exc)
+    return {"state_keys": list(model.state_dict().keys()), "optimizer_error": optimizer, **_params(model)}
+
+
+def containers_fixedmlp(mod, sizes):
+    model = mod.FixedMLP(list(sizes))
+    layers = getattr(model, "layers", None)
+    return {"layers_type": _tname(layers), **_module_obs(model)}
+
+
+def containers_twohead(mod, x):
+    model = mod.TwoHead()
+    heads = getattr(model, "heads", None)
+    with torch.no_grad():
+        out = model(_t(x))
+    obs = {"heads_type": _tname(heads), "out_type": _tname(out), "out": None, **_module_obs(model)}
+    if type(out) in (dict, OrderedDict):
+        obs["out"] = {str(k): _tensor(v) for k, v in out.items()}
+        obs["out_keys"] = [_tname(k) if type(k) is not str else k for k in out]
+    return obs
+
+
+def containers_double(mod, fixed_sizes, x_fixed, x_two):
+    """After .double(): the dtype of every parameter (registered or not) and of the outputs."""
+    report = {}
+    for name, model, x in (
+        ("FixedMLP", mod.FixedMLP(list(fixed_sizes)), x_fixed),
+        ("TwoHead", mod.TwoHead(), x_two),
+    ):
+        model = model.double()
+        linears = [m for m in _all_linears(model)]
+        with torch.no_grad():
+            out = model(_t(x).double())
+        outs = out.values() if type(out) in (dict, OrderedDict) else [out]
+        report[name] = {
+            "linear_dtypes": [str(m.weight.dtype).replace("torch.", "") for m in linears],
+            "out_dtypes": [str(o.dtype).replace("torch.", "") if type(o) is torch.Tensor else _tname(o)
+                           for o in outs],
+        }
+    return report
+
+
+def _all_linears(model: nn.Module) -> list[nn.Linear]:
+    """Every nn.Linear reachable from the model, registered or hidden in a plain list/dict."""
+    found: list[nn.Linear] = []
+    seen: set[int] = set()
+
+    def visit(obj: Any, depth: int) -> None:
+        if depth > 6 or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, nn.Linear):
+            found.append(obj)
+        if isinstance(obj, nn.Module):
+            for value in list(obj.__dict__.values()) + list(obj._modules.values()):
+                visit(value, depth + 1)
+        elif type(obj) in (list, tuple):
+            for value in obj:
+                visit(value, depth + 1)
+        elif type(obj) in (dict, OrderedDict):
+            for value in obj.values():
+                visit(value, depth + 1)
+
+    visit(model, 0)
+    return found
+
+
+def containers_fixedmlp_forward(mod, sizes, state, x):
+    model = mod.FixedMLP(list(sizes))
+    load = _load(model, state)
+    if not load["ok"] or load["error"]:
+        return {"load": load, "out": None}
+    with torch.no_grad():
+        out = model(_t(x))
+    return {"load": load, "out": _tensor(out)}
+
+
+def containers_twohead_forward(mod, state, x):
+    model = mod.TwoHead()
+    load = _load(model, state)
+    if not load["ok"] or load["error"]:
+        return {"load": load, "out": None, "out_type": None}
+    with torch.no_grad():
+        out = model(_t(x))
+    obs = {"load": load, "out_type": _tname(out), "out": None}
+    if type(out) in (dict, OrderedDict):
+        obs["out"] = {str(k): _tensor(v) for k, v in out.items()}
+    return obs
+
+
+# ----------------------------------------------------------------------------- checkpoint
+
+
+def _ckpt_model(head: str = "head", width: int = 2, in_features: int = 3, hidden: int = 5):
+    """A grader-owned model built from torch classes only (so torch.save(model) can pickle it)."""
+    return nn.Sequential(OrderedDict([
+        ("body", nn.Linear(in_features, hidden)),
+        ("norm", nn.BatchNorm1d(hidden)),
+        ("act", nn.ReLU()),
+        (head, nn.Linear(hidden, width)),
+    ]))
+
+
+def _ckpt_loaded(state, **kwargs):
+    model = _ckpt_model(**kwargs)
+    model.load_state_dict(_state(state))
+    return model.eval()
+
+
+def checkpoint_save(mod, state):
+    model = _ckpt_loaded(state)
+    path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    mod.save_weights(model, path)
+    obs: dict[str, Any] = {"exists": os.path.exists(path), "error": None, "saved_type": None}
+    if not obs["exists"]:
+        return obs
+    try:
+        saved = torch.load(path, weights_only=True)
+    except Exception as exc:
+        obs["error"] = _exc(exc)
+        try:  # what was saved? (the file is the student's own; this worker already runs their code)
+            obs["saved_type"] = _tname(torch.load(path, weights_only=False))
+        except Exception:
+            obs["saved_type"] = None
+        return obs
+    obs["saved_type"] = _tname(saved)
+    if type(saved) in (dict, OrderedDict):
+        obs["keys"] = [k if type(k) is str else _tname(k) for k in saved]
+        obs["values"] = {k: _tensor(v) for k, v in saved.items() if type(k) is str}
+    return obs
+
+
+def checkpoint_round_trip(mod, state, x):
+    source = _ckpt_loaded(state)
+    path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    mod.save_weights(source, path)
+    torch.manual_seed(12345)
+    target = _ckpt_model()  # fresh random weights, default buffers
+    returned = mod.load_weights(target, path)
+    target.eval()
+    with torch.no_grad():
+        want = source(_t(x))
+        got = target(_t(x))
+    return {
+        "returned_model": returned is target,
+        "returned_type": _tname(returned),
+        "want": _tensor(want),
+        "got": _tensor(got),
+        "state": {k: _tensor(v) for k, v in target.state_dict().items()},
+    }
+
+
+def _call_load(fn, model, path, marker=None):
+    try:
+        fn(model, path)
+        raised = None
+    except Exception as exc:
+        raised = _exc(exc)
+    return {"raised": raised, "marker": None if marker is None else os.path.exists(marker)}
+
+
+def checkpoint_mismatch(mod, state, kind, renamed, wide_out):
+    """load_weights on a model whose keys (renamed head) or shapes (wider head) differ."""
+    path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    torch.save(_ckpt_loaded(state).state_dict(), path)
+    model = _ckpt_model(head=renamed) if kind == "renamed" else _ckpt_model(width=wide_out)
+    return _call_load(mod.load_weights, model, path)
+
+
+class _Payload:
+    """Unpickling this calls os.mkdir(marker): proof that a loader ran code from a file."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.mkdir, (self.marker,))
+
+
+def checkpoint_refuse(mod, state, kind):
+    """load_weights on a whole pickled module, or on a state_dict carrying a code payload."""
+    folder = tempfile.mkdtemp(prefix="ckpt_")
+    path = os.path.join(folder, "weights.pt")
+    marker = os.path.join(folder, "payload_ran")
+    source = _ckpt_loaded(state)
+    if kind == "whole":
+        torch.save(source, path)
+    else:
+        evil = OrderedDict(source.state_dict())
+        evil["payload"] = _Payload(marker)
+        torch.save(evil, path)
+    return _call_load(mod.load_weights, _ckpt_model(), path, marker)
+
+
+def checkpoint_partial(mod, state, renamed):
+    path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    torch.save(_ckpt_loaded(state).state_dict(), path)
+    torch.manual_seed(54321)
+    model = _ckpt_model(head=renamed)
+    before = {k: _tensor(v) for k, v in model.state_dict().items()}
+    result = mod.load_partial(model, path)
+    obs: dict[str, Any] = {"type": _tname(result), "parts": None, "before": before}
+    obs["after"] = {k: _tensor(v) for k, v in model.state_dict().items()}
+    accepted = (tuple, list, torch.nn.modules.module._IncompatibleKeys)
+    if type(result) in accepted and len(result) == 2:
+        parts = []
+        for part in result:
+            if type(part) in (list, tuple):
+                parts.append({"type": _tname(part), "items": [k if type(k) is str else None for k in part]})
+            else:
+                parts.append({"type": _tname(part), "items": None})
+        obs["parts"] = parts
+    return obs
+
+
+# ----------------------------------------------------------------------------- dropout
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def dropout_construct(mod, ps):
+    out = []
+    for p in ps:
+        try:
+            mod.Dropout(p, _rng(0))
+            out.append(None)
+        except Exception as exc:
+            out.append(_exc(exc))
+    return out
+
+
+def dropout_modes(mod, p, h, seed):
+    drop = mod.Dropout(p, _rng(seed))
+    obs: dict[str, Any] = {"initial": _scalar_bool(getattr(drop, "training", None))}
+    returned = drop.eval()
+    obs["eval_returns_self"] = returned is drop
+    obs["after_eval"] = _scalar_bool(getattr(drop, "training", None))
+    obs["eval_out"] = _array(drop(h))
+    returned = drop.train()
+    obs["train_returns_self"] = returned is drop
+    obs["after_train"] = _scalar_bool(getattr(drop, "training", None))
+    zero = mod.Dropout(0.0, _rng(seed))
+    obs["p0_out"] = _array(zero(h))
+    return obs
+
+
+def _scalar_bool(value: Any) -> dict[str, Any]:
+    return {"type": _tname(value), "value": value if type(value) is bool else None}
+
+
+def dropout_sample(mod, p, h, seed, calls):
+    """`calls` training-mode calls on the same h; h is returned too, to see if it was modified."""
+    drop = mod.Dropout(p, _rng(seed))
+    outs = [_array(drop(h)) for _ in range(calls)]
+    return {"outs": outs, "h_after": h}
+
+
+def dropout_rng(mod, p, h, seed):
+    """Same rng seed under different global seeds, and a different rng seed under the same one."""
+    runs = []
+    for global_seed, rng_seed in ((1, seed), (2, seed), (2, seed + 1)):
+        _reseed_globals(global_seed)
+        runs.append(_array(mod.Dropout(p, _rng(rng_seed))(np.array(h, copy=True))))
+    return runs
+
+
+# ----------------------------------------------------------------------------- numpy_forward
+
+
+def numpy_linear(mod, x, W, b):
+    return _array(mod.linear(x, W, b))
+
+
+def numpy_delivery(mod, state, x):
+    return _array(mod.delivery_forward(dict(state), x))

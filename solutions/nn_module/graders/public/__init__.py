@@ -1,0 +1,1 @@
+"""Public checks of nn_module: shipped to students for self-checking; no reference solutions here."""

@@ -1,0 +1,433 @@
+"""The stub generator: markers, the student folder it writes, and the committed nn_module folder."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import itertools
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from autograder.build import build_assignment, diff_assignment, has_markers, strip_solutions
+from autograder.errors import MarkerError
+
+KIT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = KIT / "assignments" / "nn_module"
+SOLUTIONS = KIT / "solutions" / "nn_module"
+
+SAMPLE = '''\
+"""A sample reference file."""
+
+import math
+
+
+class Net:
+    """A net."""
+
+    def __init__(self, n: int) -> None:
+        """Store n."""
+        ### BEGIN SOLUTION
+        self.n = n
+        ### END SOLUTION
+
+    def forward(self, x: float) -> float:
+        """Scale x."""
+        ### BEGIN SOLUTION
+        return math.sqrt(self.n) * x
+        ### END SOLUTION
+
+
+def helper(a, b=1):
+    """Add a and b."""
+    ### BEGIN SOLUTION
+    total = a + b
+    return total
+    ### END SOLUTION
+'''
+
+
+def _docstrings(source: str) -> dict[str, tuple[str, str | None]]:
+    """Qualified def/class name -> (signature, docstring)."""
+    found: dict[str, tuple[str, str | None]] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.ClassDef):
+                name = prefix + child.name
+                sig = ast.unparse(child.args) if isinstance(child, ast.FunctionDef) else ""
+                if isinstance(child, ast.FunctionDef) and child.returns is not None:
+                    sig += " -> " + ast.unparse(child.returns)
+                found[name] = (sig, ast.get_docstring(child))
+                visit(child, name + ".")
+
+    visit(ast.parse(source), "")
+    return found
+
+
+# --- strip_solutions -------------------------------------------------------------------------
+
+
+def test_strip_keeps_signatures_docstrings_and_raises_with_task_id() -> None:
+    stub = strip_solutions(SAMPLE, "demo", "demo.py")
+    assert _docstrings(stub) == _docstrings(SAMPLE)
+    assert ast.get_docstring(ast.parse(stub)) == "A sample reference file."
+    assert "import math" in stub and "class Net:" in stub
+    for gone in ("### BEGIN", "### END", "self.n = n", "math.sqrt", "total = a + b"):
+        assert gone not in stub
+    lines = stub.splitlines()
+    assert '        raise NotImplementedError("demo: write Net.__init__")' in lines
+    assert '        raise NotImplementedError("demo: write Net.forward")' in lines
+    assert '    raise NotImplementedError("demo: write helper")' in lines
+    assert stub.count("raise NotImplementedError") == 3
+
+    namespace: dict[str, Any] = {}
+    exec(compile(stub, "demo.py", "exec"), namespace)
+    with pytest.raises(NotImplementedError, match="demo: write helper"):
+        namespace["helper"](1)
+    with pytest.raises(NotImplementedError, match=r"demo: write Net\.__init__"):
+        namespace["Net"](3)
+
+
+def test_strip_without_markers_returns_source_unchanged() -> None:
+    source = 'def f():\n    """Doc."""\n    return 1\n'
+    assert not has_markers(source)
+    assert strip_solutions(source, "t", "t.py") == source
+    assert has_markers(SAMPLE)
+
+
+def test_strip_keeps_crlf_line_endings() -> None:
+    stub = strip_solutions(SAMPLE.replace("\n", "\r\n"), "demo", "demo.py")
+    assert "\n" not in stub.replace("\r\n", "")
+    assert 'raise NotImplementedError("demo: write helper")\r\n' in stub
+
+
+def test_region_in_nested_function_and_empty_region() -> None:
+    source = textwrap.dedent('''\
+        def outer():
+            """Outer."""
+            def inner():
+                ### BEGIN SOLUTION
+                return 1
+                ### END SOLUTION
+            return inner
+
+
+        def empty():
+            """Nothing yet."""
+            ### BEGIN SOLUTION
+            ### END SOLUTION
+        ''')
+    stub = strip_solutions(source, "t", "t.py")
+    assert '        raise NotImplementedError("t: write outer.inner")' in stub.splitlines()
+    assert '    raise NotImplementedError("t: write empty")' in stub.splitlines()
+
+
+BROKEN = {
+    "nested": (
+        """\
+        def f():
+            ### BEGIN SOLUTION
+            x = 1
+            ### BEGIN SOLUTION
+            return x
+            ### END SOLUTION
+        """,
+        "bad.py:4",
+        "nest",
+    ),
+    "unclosed": (
+        """\
+        def f():
+            ### BEGIN SOLUTION
+            return 1
+        """,
+        "bad.py:2",
+        "never closed",
+    ),
+    "stray_end": (
+        """\
+        def f():
+            return 1
+            ### END SOLUTION
+        """,
+        "bad.py:3",
+        "without",
+    ),
+    "module_level": (
+        """\
+        ### BEGIN SOLUTION
+        X = 1
+        ### END SOLUTION
+        """,
+        "bad.py:1",
+        "module level",
+    ),
+    "class_body": (
+        """\
+        class C:
+            ### BEGIN SOLUTION
+            x = 1
+            ### END SOLUTION
+        """,
+        "bad.py:2",
+        "class C",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_bad_markers_raise_marker_error_naming_file_and_line(case: str) -> None:
+    source, where, what = BROKEN[case]
+    with pytest.raises(MarkerError) as info:
+        strip_solutions(textwrap.dedent(source), "t", "bad.py")
+    message = str(info.value)
+    assert message.startswith(where + ":"), message
+    assert what in message
+
+
+def test_stub_that_is_not_valid_python_is_refused() -> None:
+    source = textwrap.dedent("""\
+        def f(x):
+            for i in x:
+          ### BEGIN SOLUTION
+                pass
+          ### END SOLUTION
+            return x
+        """)
+    compile(source, "bad.py", "exec")  # the reference itself is fine
+    with pytest.raises(MarkerError, match=r"bad\.py.*not valid Python"):
+        strip_solutions(source, "t", "bad.py")
+
+
+def test_reference_with_syntax_error_is_refused() -> None:
+    source = "def f(:\n    ### BEGIN SOLUTION\n    pass\n    ### END SOLUTION\n"
+    with pytest.raises(MarkerError, match=r"bad\.py:1"):
+        strip_solutions(source, "t", "bad.py")
+
+
+# --- build_assignment / diff_assignment on a small made-up kit ------------------------------
+
+
+def _make_kit(root: Path) -> Path:
+    (root / "grading.toml").write_text(
+        textwrap.dedent("""\
+            [assignments.demo]
+            title = "A demo assignment"
+            given = ["data.py"]
+
+            [assignments.demo.tasks.demo]
+            file = "demo.py"
+            points = 7
+            """),
+        encoding="utf-8",
+    )
+    src = root / "solutions" / "demo"
+    (src / "graders" / "hidden").mkdir(parents=True)
+    (src / "graders" / "__pycache__").mkdir()
+    (src / "demo.py").write_text(SAMPLE, encoding="utf-8")
+    (src / "data.py").write_bytes(b"# given data\r\nX = [1, 2]\n")
+    (src / "graders" / "public_checks.py").write_text("# public\n", encoding="utf-8")
+    (src / "graders" / "messages.toml").write_text("[a]\n", encoding="utf-8")
+    (src / "graders" / "hidden" / "secret.py").write_text("# secret\n", encoding="utf-8")
+    (src / "graders" / "reference_model.py").write_text("# ref\n", encoding="utf-8")
+    (src / "graders" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    return root
+
+
+def test_build_writes_stubs_checks_and_readme(tmp_path: Path) -> None:
+    kit = _make_kit(tmp_path)
+    written = build_assignment(kit, "demo")
+    out = kit / "assignments" / "demo"
+    rels = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert rels == [
+        "README.md",
+        "checks/messages.toml",
+        "checks/public_checks.py",
+        "data.py",
+        "demo.py",
+    ]
+    assert sorted(p.relative_to(out).as_posix() for p in written) == rels
+    assert (out / "data.py").read_bytes() == b"# given data\r\nX = [1, 2]\n"
+    assert (out / "demo.py").read_text() == strip_solutions(SAMPLE, "demo", "demo.py")
+
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("# A demo assignment\n")
+    for expected in ("demo.py", "7 points", "Net(n)", "forward", "helper(a, b=1)", "Add a and b."):
+        assert expected in readme
+    assert "autograder check" in readme
+    assert ".zip" in readme and "notebook" in readme
+    assert "You do not need to submit `data.py`" in readme
+
+
+def test_build_is_deterministic_and_recreates_the_folder(tmp_path: Path) -> None:
+    kit = _make_kit(tmp_path)
+    out = kit / "assignments" / "demo"
+    build_assignment(kit, "demo")
+    first = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    (out / "stale.py").write_text("old\n")
+    (out / "checks" / "old_check.py").write_text("old\n")
+    (out / "demo.py").write_text("edited by hand\n")
+    assert diff_assignment(kit, "demo") == ["checks/old_check.py", "demo.py", "stale.py"]
+    build_assignment(kit, "demo")
+    second = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert second == first
+    assert diff_assignment(kit, "demo") == []
+    (out / "__pycache__").mkdir()
+    (out / "__pycache__" / "demo.cpython-311.pyc").write_bytes(b"\0")
+    assert diff_assignment(kit, "demo") == []  # local clutter is not a difference
+    (out / "README.md").unlink()
+    assert diff_assignment(kit, "demo") == ["README.md"]
+
+
+def test_build_to_out_dir_and_marker_error_keeps_old_output(tmp_path: Path) -> None:
+    kit = _make_kit(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    build_assignment(kit, "demo", elsewhere)
+    assert (elsewhere / "demo.py").is_file()
+    assert not (kit / "assignments").exists()
+    src = kit / "solutions" / "demo" / "demo.py"
+    src.write_text(
+        SAMPLE.replace("        ### END SOLUTION\n\n    def forward", "\n    def forward")
+    )
+    with pytest.raises(MarkerError, match=r"solutions/demo/demo\.py:\d+"):
+        build_assignment(kit, "demo", elsewhere)
+    assert (elsewhere / "demo.py").is_file()  # nothing deleted before the error
+
+
+def test_build_refuses_to_replace_the_kit(tmp_path: Path) -> None:
+    kit = _make_kit(tmp_path)
+    with pytest.raises(Exception, match="refusing"):
+        build_assignment(kit, "demo", kit)
+    assert (kit / "grading.toml").is_file()
+
+
+# --- the committed nn_module student folder -------------------------------------------------
+
+
+def test_committed_assignment_equals_generator_output() -> None:
+    assert diff_assignment(KIT, "nn_module") == []
+
+
+def test_given_data_is_copied_byte_identical() -> None:
+    assert (ASSIGNMENT / "data.py").read_bytes() == (SOLUTIONS / "data.py").read_bytes()
+    assert not has_markers((SOLUTIONS / "data.py").read_text())
+
+
+def test_stubs_hide_every_solution_and_keep_the_interface() -> None:
+    for solution in sorted(SOLUTIONS.glob("*.py")):
+        source = solution.read_text(encoding="utf-8")
+        if not has_markers(source):
+            continue
+        stub = (ASSIGNMENT / solution.name).read_text(encoding="utf-8")
+        assert _docstrings(stub) == _docstrings(source), solution.name
+        assert "BEGIN SOLUTION" not in stub and "END SOLUTION" not in stub
+
+
+_counter = itertools.count()
+
+
+def _load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"_stub_{path.stem}_{next(_counter)}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _blank(cls: type) -> Any:
+    """An instance whose __init__ did not run (the stub's __init__ raises)."""
+    obj: Any = object.__new__(cls)
+    if issubclass(cls, torch.nn.Module):
+        torch.nn.Module.__init__(obj)
+    return obj
+
+
+Call = Callable[[ModuleType], object]
+X3 = torch.randn(4, 3)
+CALLS: dict[str, dict[str, Call]] = {
+    "tinynet": {
+        "TinyNet.__init__": lambda m: m.TinyNet(3, 8, 2),
+        "TinyNet.forward": lambda m: m.TinyNet.forward(_blank(m.TinyNet), X3),
+        "train_tinynet": lambda m: m.train_tinynet(
+            torch.nn.Linear(3, 2), X3, torch.zeros(4, dtype=torch.long), epochs=2
+        ),
+    },
+    "delivery": {
+        "DeliveryMLP.__init__": lambda m: m.DeliveryMLP(torch.zeros(3), torch.ones(3)),
+        "DeliveryMLP.forward": lambda m: m.DeliveryMLP.forward(_blank(m.DeliveryMLP), X3),
+        "predict": lambda m: m.predict(torch.nn.Linear(3, 1), X3),
+    },
+    "counting": {
+        "count_linear_stack": lambda m: m.count_linear_stack([3, 16, 8, 1]),
+        "count_parameters": lambda m: m.count_parameters(torch.nn.Linear(3, 1)),
+        "per_layer": lambda m: m.per_layer(torch.nn.Linear(3, 1)),
+    },
+    "containers": {
+        "FixedMLP.__init__": lambda m: m.FixedMLP([3, 16, 8, 1]),
+        "FixedMLP.forward": lambda m: m.FixedMLP.forward(_blank(m.FixedMLP), X3),
+        "TwoHead.__init__": lambda m: m.TwoHead(),
+        "TwoHead.forward": lambda m: m.TwoHead.forward(_blank(m.TwoHead), X3),
+    },
+    "checkpoint": {
+        "save_weights": lambda m: m.save_weights(torch.nn.Linear(3, 1), "unused.pt"),
+        "load_weights": lambda m: m.load_weights(torch.nn.Linear(3, 1), "unused.pt"),
+        "load_partial": lambda m: m.load_partial(torch.nn.Linear(3, 1), "unused.pt"),
+    },
+    "dropout": {
+        "Dropout.__init__": lambda m: m.Dropout(0.5, np.random.default_rng(0)),
+        "Dropout.train": lambda m: _blank(m.Dropout).train(),
+        "Dropout.eval": lambda m: _blank(m.Dropout).eval(),
+        "Dropout.__call__": lambda m: _blank(m.Dropout)(np.ones(8)),
+    },
+    "numpy_forward": {
+        "linear": lambda m: m.linear(np.ones((2, 3)), np.ones((4, 3)), np.zeros(4)),
+        "delivery_forward": lambda m: m.delivery_forward({}, np.ones((2, 3))),
+    },
+}
+
+
+def _raising_functions(source: str) -> set[str]:
+    """Qualified names of the defs whose body raises NotImplementedError."""
+    names: set[str] = set()
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.ClassDef):
+                name = prefix + child.name
+                if isinstance(child, ast.FunctionDef) and any(
+                    isinstance(s, ast.Raise) and "NotImplementedError" in ast.unparse(s)
+                    for s in child.body
+                ):
+                    names.add(name)
+                visit(child, name + ".")
+
+    visit(ast.parse(source), "")
+    return names
+
+
+def test_call_table_covers_every_stub() -> None:
+    tasks = {p.stem for p in SOLUTIONS.glob("*.py") if has_markers(p.read_text())}
+    assert tasks == set(CALLS)
+    for task, calls in CALLS.items():
+        assert _raising_functions((ASSIGNMENT / f"{task}.py").read_text()) == set(calls), task
+
+
+@pytest.mark.parametrize(
+    ("task", "qualname"), [(t, q) for t, calls in sorted(CALLS.items()) for q in sorted(calls)]
+)
+def test_every_stub_raises_not_implemented(
+    task: str, qualname: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    module = _load(ASSIGNMENT / f"{task}.py")
+    with pytest.raises(NotImplementedError) as info:
+        CALLS[task][qualname](module)
+    assert str(info.value) == f"{task}: write {qualname}"
+    assert list(tmp_path.iterdir()) == []  # e.g. save_weights wrote nothing

@@ -1,0 +1,129 @@
+"""The engine end to end: scores, isolation between tasks, repeatability, outputs, resume."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder.config import Kit
+from autograder.engine import Grader, grade_batch
+from autograder.gradebook import Gradebook
+
+from .conftest import SOLUTIONS, STUBS, sandbox_works
+
+TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format",
+            "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}  # fmt: skip
+TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output",
+             "output_format", "tags", "visibility", "extra_data"}  # fmt: skip
+VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+
+
+def test_reference_scores_full_marks(grader, reference_copy):
+    result = grader.grade(reference_copy, student="reference")
+    failing = [(c.check_id, c.feedback) for t in result.tasks for c in t.checks if not c.passed]
+    assert failing == []
+    assert result.score == result.max_score == 100
+
+
+def test_stubs_score_zero_with_a_clear_message(grader):
+    result = grader.grade(STUBS, student="stubs")
+    assert result.score == 0
+    for task in result.tasks:
+        assert task.max_score > 0 and task.score == 0
+        assert all("NotImplementedError" in c.feedback for c in task.checks), task.task
+
+
+@pytest.fixture(scope="module")
+def fast_kit(kit: Kit) -> Kit:
+    """The bundled kit with 4-second task budgets, so hangs are cut quickly."""
+    a = kit.assignment("nn_module")
+    tasks = tuple(dataclasses.replace(t, time_limit=4.0, cpu_limit=4.0) for t in a.tasks)
+    return dataclasses.replace(kit, assignments={"nn_module": dataclasses.replace(a, tasks=tasks)})
+
+
+HOSTILE_TASKS = {
+    "counting.py": "while True:\n    pass\n",
+    "dropout.py": "import os\nos._exit(0)\n",
+    "containers.py": "import sys\nfor _ in range(200000):\n    print('spam' * 100)\nsys.stdout.flush()\nraise SystemExit(0)\n",
+    "numpy_forward.py": "def linear(x, W, b):\n    raise ValueError('x' * 64_000_000)\n"
+                        "def delivery_forward(state, x):\n    import os\n    os.kill(os.getpid(), 9)\n",
+}
+
+
+def test_a_hostile_task_costs_only_that_task(fast_kit, reference_copy):
+    for name, source in HOSTILE_TASKS.items():
+        (reference_copy / name).write_text(source)
+    with Grader(fast_kit, "nn_module", sandbox=sandbox_works(fast_kit)) as grader:
+        result = grader.grade(reference_copy, student="mallory")
+        for task in result.tasks:
+            if f"{task.task}.py" in HOSTILE_TASKS:
+                assert task.score == 0, task.task
+                assert all(len(c.feedback) < 5000 for c in task.checks)
+            else:
+                assert task.score == task.max_score, (task.task, [c.feedback for c in task.checks])
+        feedback = " ".join(c.feedback for c in result.task("counting").checks)
+        assert "time limit of 4 s" in feedback
+        # The same warm grader still grades a clean submission as if alone.
+        clean = grader.grade(SOLUTIONS, student="clean")
+        assert clean.score == 100
+
+
+def _small_class(root: Path) -> Path:
+    klass = root / "class"
+    klass.mkdir()
+    shutil.copytree(SOLUTIONS, klass / "ada", ignore=shutil.ignore_patterns("graders", "__pycache__"))
+    shutil.copytree(STUBS, klass / "bob", ignore=shutil.ignore_patterns("checks", "README.md"))
+    shutil.make_archive(str(klass / "carol"), "zip", klass / "ada")
+    (klass / "dan.zip").write_bytes(b"not a zip")
+    return klass
+
+
+def _stable(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    data.pop("execution_time")
+    return data
+
+
+def test_batch_outputs_regrade_and_resume(kit, tmp_path):
+    klass = _small_class(tmp_path)
+    out = tmp_path / "out"
+    use_sandbox = sandbox_works(kit)
+    first = grade_batch(kit, klass, out, jobs=2, use_sandbox=use_sandbox)
+    assert first.graded == 4
+    grades = (out / "grades.csv").read_text().splitlines()
+    assert grades[0].startswith("student,tinynet,delivery,")
+    rows = {line.split(",")[0]: line.split(",") for line in grades[1:]}
+    assert rows["ada"][-2:] == ["100", "100"] and rows["carol"][-2] == "100"
+    assert rows["bob"][-2] == "0" and rows["dan"][-2] == "0"
+    results = _stable(out / "ada" / "results.json")
+    assert set(results) <= TOP_KEYS
+    assert results["score"] == 100
+    for test in results["tests"]:
+        assert set(test) <= TEST_KEYS
+        assert test["visibility"] in VISIBILITY and test["status"] in {"passed", "failed"}
+        assert test["tags"][0] in {t.id for t in kit.assignment().tasks}
+    dan = json.loads((out / "dan" / "results.json").read_text())
+    assert "not a readable zip" in dan["output"]
+    assert sum(t["max_score"] for t in dan["tests"]) == 100
+
+    before = {p.parent.name: _stable(p) for p in out.glob("*/results.json")}
+    again = grade_batch(kit, klass, out, jobs=1, use_sandbox=use_sandbox, regrade=True)
+    assert again.graded == 4
+    after = {p.parent.name: _stable(p) for p in out.glob("*/results.json")}
+    assert after == before
+
+    (klass / "eve").mkdir()
+    shutil.copy(SOLUTIONS / "counting.py", klass / "eve" / "counting.py")
+    resumed = grade_batch(kit, klass, out, jobs=1, use_sandbox=use_sandbox)
+    assert (resumed.graded, resumed.skipped) == (1, 4)
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        current = book.current("nn_module")
+        assert sorted(r.student for r in current) == ["ada", "bob", "carol", "dan", "eve"]
+        assert len(book.history("nn_module", "ada")) == 2
+    finally:
+        book.close()
