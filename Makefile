@@ -7,5 +7,7 @@ setup:
 sample: setup
 	.venv/bin/autograder grade examples/class --out graded
 
-test: setup
+# The tests also need Chromium (the browser test of the HTML reports).
+test:
+	@AUTOGRADER_BROWSER=1 scripts/setup
 	.venv/bin/python -m pytest -q

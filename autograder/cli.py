@@ -83,15 +83,17 @@ def build(assignment: str | None, kit_dir: Path | None, check_only: bool) -> Non
 @click.option("--regrade", is_flag=True, help="Grade everyone again (default: resume, keep graded).")
 @click.option("--no-sandbox", is_flag=True, help="Run student code without isolation (trusted code only).")
 @click.option("--quiet", is_flag=True, help="One line per student instead of a progress bar.")
+@click.option("--junit", is_flag=True, help="Also write OUT/junit/<student>.xml (one testcase per check).")
 @kit_option
 @friendly
 def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None, lang: str | None,
-          gradebook: Path | None, regrade: bool, no_sandbox: bool, quiet: bool,
+          gradebook: Path | None, regrade: bool, no_sandbox: bool, quiet: bool, junit: bool,
           kit_dir: Path | None) -> None:  # fmt: skip
     """Grade every submission (a folder or zip per student) in SUBMISSIONS."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .engine import grade_batch, list_submissions
+    from .reports import safe_name
 
     kit = _kit(kit_dir)
     target = kit.assignment(assignment)
@@ -104,6 +106,11 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
         bar = progress.add_task("grade", total=total)
 
         def show(result: Any) -> None:
+            if junit:
+                from .exports import write_junit
+
+                (out / "junit").mkdir(parents=True, exist_ok=True)
+                write_junit(result, out / "junit" / f"{safe_name(result.student)}.xml")
             if quiet:
                 click.echo(f"{result.student}\t{result.score:g}/{result.max_score:g}")
             progress.advance(bar)
@@ -148,6 +155,15 @@ def doctor(kit_dir: Path | None) -> None:
     check_available(kit.sandbox.uid_base)
     click.echo("ok: sandbox (bubblewrap namespaces, unprivileged uid)")
 
+
+def _register() -> None:
+    from .cli_export import export, gradescope
+
+    main.add_command(export)
+    main.add_command(gradescope)
+
+
+_register()
 
 if __name__ == "__main__":
     main()

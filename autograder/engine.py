@@ -61,10 +61,10 @@ class Grader:
         started = time.monotonic()
         submission = collect(path, self.assignment.given)
         tasks = tuple(self.grade_task(task, submission) for task in self.assignment.tasks)
-        notes = tuple(submission.notes) + ((submission.problem,) if submission.problem else ())
         return SubmissionResult(
-            student or student_name(path), self.assignment.id, tasks, notes, time.monotonic() - started
-        )
+            student or student_name(path), self.assignment.id, tasks, submission.notes,
+            time.monotonic() - started, submission.problem,
+        )  # fmt: skip
 
     def grade_task(self, task: TaskConfig, submission: Collected) -> TaskResult:
         checks = self.graders.for_task(task.id)
@@ -149,7 +149,13 @@ def graded_stream(
         return
     import multiprocessing
 
-    ctx = multiprocessing.get_context("fork")  # children inherit the imported torch: no re-import
+    from .worker import prewarm
+
+    # Import torch, the graders and the lazily loaded parts of torch once, here: the forked
+    # grading processes inherit all of it instead of paying for it again.
+    prewarm()
+    load_graders(kit.assignment(assignment), lang=lang)
+    ctx = multiprocessing.get_context("fork")
     slots = ctx.Queue()
     for slot in range(jobs):
         slots.put(slot)
@@ -181,6 +187,7 @@ def grade_batch(
     started = time.monotonic()
     target = kit.assignment(assignment)
     language = lang or kit.language
+    messages = load_graders(target, lang=language).messages
     if use_sandbox:
         sandboxing.check_available(kit.sandbox.uid_base)
     out.mkdir(parents=True, exist_ok=True)
@@ -192,11 +199,11 @@ def grade_batch(
         with graded_stream(kit, target.id, todo, jobs=jobs or default_jobs(),
                            use_sandbox=use_sandbox, lang=language) as stream:  # fmt: skip
             for result in stream:
-                reports.write_student(out, result, target)
+                reports.write_student(out, result, target, messages, language)
                 book.record(result)  # one transaction per student: a kill loses nothing graded
                 if on_result is not None:
                     on_result(result)
-        reports.write_class(out, book, target, time.monotonic() - started)
+        reports.write_class(out, book, target, time.monotonic() - started, messages)
     finally:
         book.close()
     return BatchSummary(len(todo), len(paths) - len(todo), time.monotonic() - started, out)

@@ -32,12 +32,14 @@ _FIXTURE_ARG = re.compile(r"^\s*(worker|params)=.*,?$")
 def render(graders: Graders, key: str, params: dict[str, Any], example: str = "") -> str:
     """Feedback text for catalogue message `key`: observed, expected, the idea, the failing input."""
     entry = graders.messages.get(key)
+    labels = graders.messages.get("ui", {})
     if entry is None:
         text = f"Check failed ({key})."
     else:
         safe = {k: _short(v) for k, v in params.items()}
         lines = []
-        for part, label in (("observed", "Observed"), ("expected", "Expected"), ("idea", "Idea")):
+        for part in ("observed", "expected", "idea"):
+            label = labels.get(part, part.capitalize())
             if part in entry:
                 try:
                     lines.append(f"{label}: {entry[part].format_map(safe)}")
@@ -45,7 +47,7 @@ def render(graders: Graders, key: str, params: dict[str, Any], example: str = ""
                     lines.append(f"{label}: {entry[part]} [missing value {exc}]")
         text = "\n".join(lines)
     if example:
-        text += f"\nFailing input: {example}"
+        text += f"\n{labels.get('failing_input', 'Failing input')}: {example}"
     return text[:FEEDBACK_LIMIT]
 
 

@@ -18,6 +18,7 @@ from .course import load_graders
 from .engine import sandbox_launch
 from .sandbox import bare_launch
 from .submission import collect
+from .session import InProcessSession
 from .workers import SandboxSession, WorkerProcess
 
 
@@ -25,6 +26,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("autograder")
     group.addoption("--submission", type=Path, help="The student's folder or zip to grade.")
     group.addoption("--no-sandbox", action="store_true", help="Run student code without isolation.")
+    group.addoption(
+        "--in-process", action="store_true",
+        help="Import student code into the pytest process itself (trusted code; the usual naive setup).",
+    )
 
 
 def _graders_folder(request: pytest.FixtureRequest) -> Path:
@@ -37,7 +42,8 @@ def _graders_folder(request: pytest.FixtureRequest) -> Path:
 @pytest.fixture(scope="session")
 def _autograder_worker(request: pytest.FixtureRequest) -> Iterator[WorkerProcess]:
     kit = load_kit(find_kit_root(Path(str(request.config.rootpath))))
-    launch = bare_launch() if request.config.getoption("no_sandbox") else sandbox_launch(kit, 0)
+    trusted = request.config.getoption("no_sandbox") or request.config.getoption("in_process")
+    launch = bare_launch() if trusted else sandbox_launch(kit, 0)
     worker = WorkerProcess(launch)
     yield worker
     worker.stop()
@@ -55,8 +61,15 @@ def worker(request: pytest.FixtureRequest, _autograder_worker: WorkerProcess) ->
     task = assignment.task(Path(str(request.node.path)).stem.removeprefix("test_"))
     collected = collect(Path(submission), assignment.given)
     given = {name: (assignment.solutions / name).read_bytes() for name in assignment.given}
+    probes = (folder / "probes.py").read_text(encoding="utf-8")
+    if request.config.getoption("in_process"):
+        tmp = request.getfixturevalue("tmp_path_factory").mktemp(task.id)
+        for name, data in {**collected.files, **given}.items():
+            (tmp / name).write_bytes(data)
+        yield InProcessSession(task.id, tmp, task.module, probes)
+        return
     session = SandboxSession(_autograder_worker, task)
-    session.open({**collected.files, **given}, (folder / "probes.py").read_text(encoding="utf-8"))
+    session.open({**collected.files, **given}, probes)
     yield session
     session.close()
 

@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import re
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from . import __version__, class_report
 from .config import Assignment
 from .gradebook import Gradebook
 from .results import SubmissionResult
 
 VISIBLE, HIDDEN = "visible", "after_published"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+Messages = dict[str, dict[str, str]]
+ENGLISH_UI = {
+    "observed": "Observed", "expected": "Expected", "idea": "Idea", "failing_input": "Failing input",
+    "feedback_title": "Feedback for {student}", "score": "Score", "next_step": "Next step",
+    "next_step_text": "Fix the first failed check, then run `autograder check` again.",
+    "all_passed": "Every check passed.", "your_output": "Output of your code", "notes": "Notes",
+}  # fmt: skip
 
 
 def safe_name(student: str) -> str:
@@ -41,7 +52,7 @@ def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
                     "extra_data": {"check_id": check.check_id, "message_key": check.message_key},
                 }
             )
-    notes = "\n".join(result.notes)
+    notes = "\n".join(([result.problem] if result.problem else []) + list(result.notes))
     return {
         "score": result.score,
         "execution_time": round(result.execution_time, 3),
@@ -67,7 +78,7 @@ def feedback_markdown(result: SubmissionResult, assignment: Assignment) -> str:
         f"**Score: {result.score:g} / {result.max_score:g}**",
         "",
     ]
-    for note in result.notes:
+    for note in ([result.problem] if result.problem else []) + list(result.notes):
         lines.append(f"> {note}")
     for task in result.tasks:
         lines += ["", f"## {task.task} ({task.score:g} / {task.max_score:g})", ""]
@@ -82,12 +93,28 @@ def feedback_markdown(result: SubmissionResult, assignment: Assignment) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_student(out: Path, result: SubmissionResult, assignment: Assignment) -> Path:
+def feedback_html(result: SubmissionResult, assignment: Assignment, messages: Messages, lang: str) -> str:
+    """A self-contained page (no network needed) with every check and its feedback."""
+    ui = {**ENGLISH_UI, **messages.get("ui", {})}
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
+    shown = dataclasses.replace(result, notes=(result.problem,) + result.notes if result.problem else result.notes)
+    labels = {ui["observed"], ui["expected"], ui["idea"], ui["failing_input"]}
+    return env.get_template("feedback.html.j2").render(
+        r=shown, title=assignment.title, ui=ui, labels=labels, lang=lang, version=__version__
+    )
+
+
+def write_student(
+    out: Path, result: SubmissionResult, assignment: Assignment, messages: Messages | None = None,
+    lang: str = "en",
+) -> Path:  # fmt: skip
     folder = out / safe_name(result.student)
     folder.mkdir(parents=True, exist_ok=True)
     data = json.dumps(gradescope_results(result), indent=2, ensure_ascii=False)
     (folder / "results.json").write_text(data + "\n", encoding="utf-8")
     (folder / "feedback.md").write_text(feedback_markdown(result, assignment), encoding="utf-8")
+    html = feedback_html(result, assignment, messages or {}, lang)
+    (folder / "feedback.html").write_text(html, encoding="utf-8")
     return folder
 
 
@@ -103,8 +130,12 @@ def grades_rows(results: list[SubmissionResult], assignment: Assignment) -> list
     return rows
 
 
-def write_class(out: Path, book: Gradebook, assignment: Assignment, seconds: float) -> None:
-    """grades.csv for every student the gradebook holds (this run and earlier ones)."""
+def write_class(
+    out: Path, book: Gradebook, assignment: Assignment, seconds: float, messages: Messages | None = None
+) -> None:
+    """grades.csv and report.html for every student the gradebook holds (this run and earlier ones)."""
     results = book.current(assignment.id)
     with (out / "grades.csv").open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows(grades_rows(results, assignment))
+    summary = class_report.summarize(results, assignment, messages or {}, seconds)
+    class_report.write_report(out, summary)

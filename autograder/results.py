@@ -48,6 +48,7 @@ class SubmissionResult:
     tasks: tuple[TaskResult, ...]
     notes: tuple[str, ...] = ()
     execution_time: float = field(default=0.0, compare=False)
+    problem: str = ""  # why nothing could be graded (broken zip, empty folder), if so
 
     @property
     def score(self) -> float:
@@ -83,5 +84,5 @@ def result_from_dict(data: dict) -> SubmissionResult:  # type: ignore[type-arg]
     )  # fmt: skip
     return SubmissionResult(
         data["student"], data["assignment"], tasks, tuple(data.get("notes", ())),
-        float(data.get("execution_time", 0.0)),
+        float(data.get("execution_time", 0.0)), str(data.get("problem", "")),
     )  # fmt: skip

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import random
 import sys
-import traceback
 import types
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,10 @@ MESSAGE_LIMIT = 2000  # characters of a student's exception message kept for fee
 
 
 def _clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+    """At most `limit` characters, valid Unicode (lone surrogates become "?")."""
+    if len(text) > limit:
+        text = text[:limit] + f"... [{len(text) - limit} more characters]"
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _safe_str(exc: BaseException) -> str:
@@ -28,12 +30,18 @@ def _safe_str(exc: BaseException) -> str:
 
 
 def _student_frame(exc: BaseException, task_dir: str) -> str:
-    """The last traceback line that points into the student's files, as `file:line in func`."""
+    """The last traceback line that points into the student's files, as `file:line in func`.
+
+    Walks the frames without formatting them, so a traceback of a million frames costs little.
+    """
     where = ""
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if frame.filename.startswith(task_dir):
-            where = f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
-    return where
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if type(code.co_filename) is str and code.co_filename.startswith(task_dir + "/"):
+            where = f"{Path(code.co_filename).name}:{tb.tb_lineno} in {code.co_name}"
+        tb = tb.tb_next
+    return _clip(where, 300)
 
 
 def describe_error(exc: BaseException, task_dir: str) -> dict[str, str]:
@@ -76,10 +84,14 @@ class TaskRuntime:
         self.probes = {
             name: fn
             for name, fn in probes_ns.items()
-            if callable(fn) and not name.startswith("_") and getattr(fn, "__module__", "") == "autograder_probes"
+            if callable(fn)
+            and not name.startswith("_")
+            and getattr(fn, "__module__", "") == "autograder_probes"
         }
+        # Last on the path: a student's helper modules import, but never in place of an installed
+        # or standard module (a `json.py` or `torch.py` would otherwise win for lazy imports).
         if self.task_dir not in sys.path:
-            sys.path.insert(0, self.task_dir)
+            sys.path.append(self.task_dir)
         path = Path(self.task_dir) / f"{self.module_name}.py"
         try:
             spec = importlib.util.spec_from_file_location(self.module_name, path)
@@ -104,5 +116,6 @@ class TaskRuntime:
             return codec.encode({"error": describe_error(exc, self.task_dir)})
         try:
             return codec.encode({"value": value})
-        except (codec.EncodeError, ValueError, RecursionError) as exc:
-            return codec.encode({"error": {"type": "UnsendableResult", "message": _safe_str(exc), "where": ""}})
+        except Exception as exc:  # whatever the value's own methods raise
+            error = {"type": "UnsendableResult", "message": _safe_str(exc), "where": ""}
+            return codec.encode({"error": error})

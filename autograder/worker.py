@@ -1,7 +1,19 @@
-"""The warm worker: imports torch once, then forks one limited child per task to run student code.
+"""The warm worker: imports torch once, then serves every task from a fresh fork of itself.
 
-Runs inside the sandbox. It speaks JSON lines on stdin/stdout with the grading process and
-relays between it and the current task's child. It decides nothing about grades.
+Runs inside the sandbox (or bare, for trusted code) as three generations of processes:
+
+- the *template* imports torch, then only forks relays, reaps and cleans up. It never reads a
+  request, so its memory never holds a student's files, outputs or answers: every task starts
+  from the same clean copy of it. Sandboxed, it is PID 1, which no process of the sandbox can
+  signal, and its `kill(-1)` reaches every other process of the sandbox.
+- a *relay* per task, forked from the template, speaks JSON lines with the grading process on
+  stdin/stdout: it writes the task's files, forks the task's child, checks and relays its
+  answers within the task's budget, and kills everything the task started and wipes its files
+  before it answers the task's last request and exits.
+- the task's *child*, forked from the relay: limits first, then it imports the one student file
+  and runs probes on the inputs the grader sends.
+
+The worker decides nothing about grades.
 """
 
 from __future__ import annotations
@@ -12,74 +24,169 @@ import json
 import os
 import resource
 import selectors
-import shutil
 import signal
 import socket
 import stat
 import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
-MAX_LINE = 64 * 1024 * 1024  # bytes of one answer from student code before the task is stopped
+MAX_LINE = 32 * 1024 * 1024  # bytes of one answer from student code before the task is stopped
+MAX_NAME = 255
+CLEANUP_SECONDS = 10.0  # killing and wiping after a task; past this the whole sandbox is given up
+PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+F_SETPIPE_SZ = 1031
+# How a relay ended, as its exit code (the template acts on it).
+RELAY_DONE = 0  # it answered its last request and left nothing behind
+RELAY_FAILED = 1  # it died before answering (killed by the task's own processes, or a bug)
+RELAY_QUIT = 3  # the grader has gone or asked the worker to stop
+RELAY_STUCK = 4  # it answered, but could not kill or wipe everything
+CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE, signal.SIGSYS}
+_libc: Any = None
 
 
-def _send(out: Any, message: dict[str, Any]) -> None:
-    out.write(json.dumps(message).encode() + b"\n")
-    out.flush()
+def _prctl(option: int, value: int) -> int:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return int(_libc.prctl(option, value, 0, 0, 0))
 
 
-def _send_raw_answer(out: Any, raw: bytes) -> None:
-    # The child's line is forwarded inside an envelope, never decoded here.
-    out.write(b'{"answer":' + raw + b"}\n")
+def _send(out: Any, message: dict[str, Any], prefix: bytes = b"") -> None:
+    out.write(prefix + json.dumps(message).encode() + b"\n")
     out.flush()
 
 
 def _vm_size() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmSize:"):
-            return int(line.split()[1]) * 1024
+    with open("/proc/self/status", "rb") as handle:
+        for line in handle:
+            if line.startswith(b"VmSize:"):
+                return int(line.split()[1]) * 1024
     return 0
 
 
-def _make_writable(path: str) -> None:
-    try:
-        os.chmod(path, stat.S_IRWXU)
-    except OSError:
-        pass
+# -- cleaning up -------------------------------------------------------------------------------
+def _descendants(root: int) -> list[int]:
+    """Every live process below `root`, from /proc (used where there is no PID namespace)."""
+    found: list[int] = []
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                    kids = [int(k) for k in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            found += kids
+            stack += kids
+    return found
 
 
-def _wipe(folder: Path) -> None:
-    """Remove everything a task left behind, even files it made read-only."""
-    if not folder.is_dir() or not os.access(folder, os.W_OK):
-        return
-    for entry in list(folder.iterdir()):
-        if entry.is_dir() and not entry.is_symlink():
-            for root, dirs, _files in os.walk(entry):
-                for d in dirs:
-                    _make_writable(os.path.join(root, d))
-            _make_writable(str(entry))
-            shutil.rmtree(entry)
+def kill_all(pid_namespace: bool, deadline: float) -> bool:
+    """SIGKILL every process this one started, directly or not, and reap them; True when none is left.
+
+    In the sandbox's PID namespace `kill(-1)` reaches every process but PID 1 and the caller,
+    daemons that left their session included; the caller is a subreaper, so every orphan is its
+    child and "no child left" means "nothing left".
+    """
+    while True:
+        if pid_namespace:
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         else:
-            entry.unlink()
+            for pid in _descendants(os.getpid()):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return True
+            if pid == 0:
+                break
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.002)
 
 
-class Child:
-    """The forked process that imports one student file and answers probes."""
-
-    def __init__(self, pid: int, sock: socket.socket, output_fd: int):
-        self.pid = pid
-        self.sock = sock
-        self.output_fd = output_fd
-        self.buffer = b""
-        self.output = bytearray()
-        self.output_dropped = 0
+def _names(fd: int) -> list[str]:
+    try:
+        return os.listdir(fd)
+    except OSError:
+        return []
 
 
+def wipe(folder: str, deadline: float) -> bool:
+    """Delete everything inside `folder`, whatever its modes, never following a link; True when empty.
+
+    Iterative and fd-relative, so neither deep trees nor odd permissions nor names stop it.
+    """
+    try:
+        top = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    stack: list[tuple[int, str, list[str]]] = [(top, "", _names(top))]
+    try:
+        while stack:
+            if time.monotonic() > deadline:
+                return False
+            fd, _, names = stack[-1]
+            if not names:
+                stack.pop()
+                os.close(fd)
+                if stack:
+                    try:
+                        os.rmdir(_, dir_fd=stack[-1][0])
+                    except OSError:
+                        pass
+                continue
+            name = names.pop()
+            try:
+                os.unlink(name, dir_fd=fd)
+                continue
+            except FileNotFoundError:
+                continue
+            except OSError:
+                pass  # a directory, most likely
+            try:
+                os.rmdir(name, dir_fd=fd)
+                continue
+            except FileNotFoundError:
+                continue
+            except OSError:
+                pass  # not empty, or not searchable
+            try:
+                if not stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    continue
+                os.chmod(name, stat.S_IRWXU, dir_fd=fd)  # a directory (checked above), not a link
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError:
+                continue
+            stack.append((sub, name, _names(sub)))
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+    try:
+        return not os.listdir(folder)
+    except OSError:
+        return False
+
+
+# -- the task's child ---------------------------------------------------------------------------
 def _child_main(
-    sock: socket.socket, out_w: int, task_dir: str, request: dict[str, Any], probes_code: Any
+    sock: socket.socket, out_w: int, task_dir: str, request: dict[str, Any], probes_code: Any, sandboxed: bool
 ) -> None:
     """In the forked child: limits, then import the student's module and serve probe calls."""
     limits = request["limits"]
@@ -91,6 +198,18 @@ def _child_main(
     keep = sock.fileno()
     os.closerange(3, keep)
     os.closerange(keep + 1, 65536)
+    if not sandboxed:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # bare: die with the relay
+    # The task's processes are the ones the kernel kills first when the sandbox runs out of memory.
+    try:
+        _prctl(PR_SET_DUMPABLE, 1)  # only a dumpable process may write its own /proc files
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write("1000")
+    except OSError:
+        pass
+    finally:
+        if sandboxed:
+            _prctl(PR_SET_DUMPABLE, 0)
     cpu = max(1, int(limits["cpu"]))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     mem = _vm_size() + int(limits["memory_mb"]) * 1024 * 1024
@@ -102,10 +221,14 @@ def _child_main(
     if limits.get("nproc"):
         resource.setrlimit(resource.RLIMIT_NPROC, (int(limits["nproc"]), int(limits["nproc"])))
     os.chdir(task_dir)
-    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
-    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+    if not sandboxed:  # bare: temporary files go to the worker's private folder, wiped after the task
+        os.environ["TMPDIR"] = os.path.dirname(task_dir)
+        tempfile.tempdir = None
+    sys.stdout = open(1, "w", buffering=1, closefd=False, errors="backslashreplace")  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")  # noqa: SIM115
     sys.argv = [request["module"] + ".py"]
 
+    from . import codec
     from .runtime import TaskRuntime
 
     runtime = TaskRuntime(task_dir, request["module"], request["probes"], probes_code)
@@ -113,53 +236,163 @@ def _child_main(
     stream = sock.makefile("rwb")
     stream.write(json.dumps(status).encode() + b"\n")
     stream.flush()
-    from . import codec
-
     while True:
         line = stream.readline()
         if not line:
             break
         call = json.loads(line)
-        answer = runtime.call(call["probe"], codec.decode(json.dumps(call["kwargs"]).encode()), int(call["seed"]))
+        kwargs = codec.decode(json.dumps(call["kwargs"]).encode())
+        answer = runtime.call(call["probe"], kwargs, int(call["seed"]))
         stream.write(answer)
         stream.flush()
     os._exit(0)
 
 
-class Zygote:
-    """The warm parent. Forks, limits and reaps task children; wipes their files."""
+class Child:
+    """The relay's handle on the task's child: its pid, channel, output pipe and exit."""
 
-    def __init__(self, sandboxed: bool):
-        self.sandboxed = sandboxed
-        self.out = sys.stdout.buffer
+    def __init__(self, pid: int, sock: socket.socket, output_fd: int):
+        self.pid = pid
+        self.sock = sock
+        self.output_fd = output_fd
+        self.pidfd: int | None = None
+        try:
+            self.pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pass  # old kernel: its exit is noticed by polling
+        self.buffer = bytearray()
+        self.scanned = 0  # bytes of buffer already searched for a newline
+        self.sock_open = True
+        self.output_open = True
+        self.output = bytearray()
+        self.output_dropped = 0
+        self.status: tuple[int, float] | None = None  # (wait status, CPU seconds) once reaped
+
+    def reap(self) -> bool:
+        """Collect the child's exit status if it has exited."""
+        if self.status is not None:
+            return True
+        try:
+            pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            self.status = (0, 0.0)
+            return True
+        if pid == 0:
+            return False
+        self.status = (status, usage.ru_utime + usage.ru_stime)
+        return True
+
+    def close(self) -> None:
+        self.sock.close()
+        for fd in (self.output_fd, self.pidfd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
+def death_reason(status: int, cpu_seconds: float, cpu_limit: float) -> str:
+    """The catalogue key for how the task's child ended."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_seconds >= cpu_limit - 0.05):
+            return "cpu_limit"
+        if sig in CRASH_SIGNALS:
+            return "crashed"
+        return "killed"  # by the kernel for memory, or by the task's own processes
+    return "exited"
+
+
+# -- the relay: one task ------------------------------------------------------------------------
+class Relay:
+    """Serves exactly one task for the grading process, then cleans up and exits."""
+
+    def __init__(self, template: Template, probes_w: int):
+        self.template = template
+        self.out = template.out
         self.inp = sys.stdin.buffer
+        self.probes_w = probes_w
         self.child: Child | None = None
-        self.deadline = 0.0
+        self.request_id: Any = None
+        self.finished = False  # the task's last request was answered
+        self.opened = False
+        self.clean = True  # everything the task started is gone (known once it is finished)
+        self.budget = 0.0
+        self.cpu_limit = 0.0
         self.output_limit = 65536
-        # Sandboxed, /tmp and /dev/shm are this sandbox's own and are wiped after every task;
-        # unsandboxed (trusted code), only a private folder is.
-        self.scratch = Path(tempfile.mkdtemp(prefix="autograder-"))
-        self.wiped = [Path(tempfile.gettempdir()), Path("/dev/shm")] if sandboxed else [self.scratch]
-        self.work: Path | None = None
-        self.compiled: dict[str, Any] = {}
 
-    # -- task lifecycle -------------------------------------------------------------------
-    def open_task(self, request: dict[str, Any]) -> None:
-        self.close_task()
-        work = Path(tempfile.mkdtemp(prefix="task-", dir=self.scratch))
-        self.work = work
-        for name, data in request["files"].items():
-            if "/" in name or name.startswith("."):
+    def serve(self) -> int:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of the task become ours, to be killed and reaped
+        while True:
+            line = self.inp.readline()
+            if not line:
+                self._finish()
+                return RELAY_QUIT
+            try:
+                request = json.loads(line)
+            except ValueError:
                 continue
-            (work / name).write_bytes(base64.b64decode(data))
+            if type(request) is not dict:
+                continue
+            self.request_id = request.get("id")
+            op = request.get("op")
+            if op == "open" and not self.opened:
+                self.opened = True
+                if self._open(request):
+                    continue
+            elif op == "call" and self.child is not None:
+                if self._call(request):
+                    continue
+            elif op == "quit":
+                self._finish()
+                return RELAY_QUIT
+            else:  # "close", or a request out of order (stale after a lost task)
+                output, dropped = self._take_output()
+                clean = self._finish()
+                if op == "close":
+                    self._reply({"closed": True, "output": output, "dropped": dropped})
+                else:
+                    self._reply({"lost": "no_task", "detail": "", "output": ""})
+                return RELAY_DONE if clean else RELAY_STUCK
+            return RELAY_DONE if self.clean else RELAY_STUCK
+
+    # -- replies -----------------------------------------------------------------------------
+    def _reply(self, message: dict[str, Any]) -> None:
+        _send(self.out, {"id": self.request_id, **message})
+
+    def _reply_raw(self, key: str, line: bytes) -> None:
+        # The child's line was checked to be one JSON object; it is forwarded without re-encoding.
+        head = b'{"id":' + json.dumps(self.request_id).encode() + b',"' + key.encode() + b'":'
+        self.out.write(head + line + b"}\n")
+        self.out.flush()
+
+    # -- the task ----------------------------------------------------------------------------
+    def _open(self, request: dict[str, Any]) -> bool:
+        template = self.template
+        work = tempfile.mkdtemp(prefix="task-", dir=template.scratch)
+        for name, data in request["files"].items():
+            if not name or "/" in name or "\0" in name or name.startswith(".") or len(name) > MAX_NAME:
+                continue
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            fd = os.open(os.path.join(work, name), flags, 0o644)
+            with open(fd, "wb") as handle:
+                handle.write(base64.b64decode(data))
         limits = request["limits"]
         self.output_limit = int(limits["output_kb"]) * 1024
-        self.deadline = time.monotonic() + float(limits["wall"])
-        probes_code = self.compiled.get(request["probes"])
-        if probes_code is None:  # the same probes come with every task: compile them once
+        self.budget = float(limits["wall"])  # seconds the child may spend working, all calls together
+        self.cpu_limit = max(1, int(limits["cpu"]))
+        source = request["probes"]
+        probes_code = template.compiled.get(source)
+        if probes_code is None:  # compile once per worker: tell the template (it never reads requests)
             from .runtime import compile_probes
 
-            probes_code = self.compiled[request["probes"]] = compile_probes(request["probes"])
+            probes_code = compile_probes(source)
+            try:
+                os.write(self.probes_w, source.encode())
+            except OSError:
+                pass
+        os.close(self.probes_w)
         parent_sock, child_sock = socket.socketpair()
         out_r, out_w = os.pipe()
         pid = os.fork()
@@ -167,182 +400,357 @@ class Zygote:
             try:
                 parent_sock.close()
                 os.close(out_r)
-                _child_main(child_sock, out_w, str(work), request, probes_code)
+                _child_main(child_sock, out_w, work, request, probes_code, template.sandboxed)
             finally:
                 os._exit(70)
         child_sock.close()
         os.close(out_w)
         os.set_blocking(out_r, False)
+        parent_sock.setblocking(False)
         self.child = Child(pid, parent_sock, out_r)
         line = self._await_line("import")
-        if line is not None:
-            self.out.write(b'{"opened":' + line + b"}\n")
-            self.out.flush()
+        if line is None:
+            return False
+        if not _json_object(line, require="imported"):
+            self._lost("protocol", "import")
+            return False
+        self._reply_raw("opened", line)
+        return True
 
-    def call(self, request: dict[str, Any]) -> None:
-        if self.child is None:
-            _send(self.out, {"lost": "no_task", "detail": ""})
-            return
-        payload = {"probe": request["probe"], "kwargs": request["kwargs"], "seed": request["seed"]}
+    def _call(self, request: dict[str, Any]) -> bool:
+        child = self.child
+        assert child is not None
+        probe = str(request.get("probe", "?"))
+        payload = {key: request.get(key) for key in ("probe", "kwargs", "seed")}
+        started = time.monotonic()
+        sent = self._send_to_child(json.dumps(payload).encode() + b"\n", started + self.budget)
+        self.budget = max(self.budget - (time.monotonic() - started), 0.0)
+        if sent is not True:
+            self._lost(sent or "time_limit", probe)
+            return False
+        line = self._await_line(probe)
+        if line is None:
+            return False
+        if not _json_object(line):
+            self._lost("protocol", probe)
+            return False
+        self._reply_raw("answer", line)
+        return True
+
+    def _send_to_child(self, data: bytes, deadline: float) -> bool | str:
+        """Write a request to the child without ever blocking past the deadline."""
+        child = self.child
+        assert child is not None
+        view = memoryview(data)
+        with selectors.DefaultSelector() as sel:
+            sel.register(child.sock, selectors.EVENT_WRITE)
+            while view:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                if not sel.select(timeout=min(remaining, 0.5)):
+                    if child.reap():
+                        return self._reason()
+                    continue
+                try:
+                    view = view[child.sock.send(view) :]
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    child.sock_open = False
+                    return "protocol" if not self._wait_exit(deadline) else self._reason()
+        return True
+
+    def _await_line(self, probe: str) -> bytes | None:
+        """Wait for one line from the child within the task's budget, reading its output meanwhile."""
+        child = self.child
+        assert child is not None
+        sel = selectors.DefaultSelector()
+        if child.sock_open:
+            sel.register(child.sock, selectors.EVENT_READ, "answer")
+        if child.output_open:
+            sel.register(child.output_fd, selectors.EVENT_READ, "output")
+        if child.pidfd is not None:
+            sel.register(child.pidfd, selectors.EVENT_READ, "exit")
+        tick = 1.0 if child.pidfd is not None else 0.05  # without a pidfd, its exit is polled
+        # Only the time the child works counts against it, not the grader's own thinking time.
+        deadline = time.monotonic() + self.budget
         try:
-            self.child.sock.sendall(json.dumps(payload).encode() + b"\n")
+            while True:
+                line = self._next_line()
+                if line is not None:
+                    return line
+                if len(child.buffer) > MAX_LINE:
+                    self._lost("answer_too_large", probe)
+                    return None
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self._lost("time_limit", probe)
+                    return None
+                exited = False
+                for key, _ in sel.select(timeout=min(remaining, tick)):
+                    if key.data == "output":
+                        if not self._drain_output():
+                            sel.unregister(child.output_fd)
+                    elif key.data == "answer":
+                        self._read_answer()
+                        if not child.sock_open:
+                            sel.unregister(child.sock)
+                    else:
+                        exited = True
+                if exited or (child.pidfd is None and child.reap()):
+                    # What it wrote before it ended still counts; then it is gone.
+                    while child.sock_open and len(child.buffer) <= MAX_LINE and self._read_answer():
+                        pass
+                    line = self._next_line()
+                    if line is not None:
+                        return line
+                    child.reap()
+                    self._lost(self._reason(), probe)
+                    return None
+        finally:
+            self.budget = max(deadline - time.monotonic(), 0.0)
+            sel.close()
+
+    def _next_line(self) -> bytes | None:
+        child = self.child
+        assert child is not None
+        newline = child.buffer.find(b"\n", child.scanned)
+        if newline < 0:
+            child.scanned = len(child.buffer)
+            return None
+        line = bytes(child.buffer[:newline])
+        del child.buffer[: newline + 1]
+        child.scanned = 0
+        return line
+
+    def _read_answer(self) -> bool:
+        """Read what the child sent; False when nothing more is there now (or ever: sock_open)."""
+        child = self.child
+        assert child is not None
+        try:
+            chunk = child.sock.recv(1 << 20)
+        except BlockingIOError:
+            return False
         except OSError:
-            self._lost("exited", request["probe"])
-            return
-        line = self._await_line(request["probe"])
-        if line is not None:
-            _send_raw_answer(self.out, line)
+            chunk = b""
+        if not chunk:
+            child.sock_open = False
+            return False
+        child.buffer += chunk
+        return True
 
-    def close_task(self, reply: bool = False) -> None:
-        output, dropped = b"", 0
-        if self.child is not None:
-            self._drain_output()
-            output, dropped = bytes(self.child.output), self.child.output_dropped
-            self._kill_everything()
-            self.child.sock.close()
-            os.close(self.child.output_fd)
-            self.child = None
-        if self.work is not None:
-            for folder in self.wiped:
-                _wipe(folder)
-            self.scratch.mkdir(exist_ok=True)
-            self.work = None
-        if reply:
-            _send(
-                self.out,
-                {"closed": True, "output": output.decode("utf-8", "replace"), "dropped": dropped},
-            )
-
-    # -- relaying ------------------------------------------------------------------------
-    def _drain_output(self) -> None:
+    def _drain_output(self) -> bool:
+        """Keep the first output_kb of the child's stdout/stderr; False once the pipe is closed."""
         child = self.child
         assert child is not None
         while True:
             try:
                 chunk = os.read(child.output_fd, 65536)
             except BlockingIOError:
-                return
+                return True
             except OSError:
-                return
+                child.output_open = False
+                return False
             if not chunk:
-                return
-            room = self.output_limit - len(child.output)
-            child.output += chunk[: max(room, 0)]
-            child.output_dropped += max(len(chunk) - max(room, 0), 0)
+                child.output_open = False
+                return False
+            room = max(self.output_limit - len(child.output), 0)
+            child.output += chunk[:room]
+            child.output_dropped += len(chunk) - min(room, len(chunk))
 
-    def _await_line(self, probe: str) -> bytes | None:
-        """Wait for one line from the child within the task's wall budget, reading its output."""
+    def _wait_exit(self, deadline: float) -> bool:
         child = self.child
         assert child is not None
-        sel = selectors.DefaultSelector()
-        sel.register(child.sock, selectors.EVENT_READ, "answer")
-        sel.register(child.output_fd, selectors.EVENT_READ, "output")
-        try:
-            while True:
-                newline = child.buffer.find(b"\n")
-                if newline >= 0:
-                    line, child.buffer = child.buffer[:newline], child.buffer[newline + 1 :]
-                    return line
-                if len(child.buffer) > MAX_LINE:
-                    self._lost("answer_too_large", probe)
-                    return None
-                remaining = self.deadline - time.monotonic()
-                if remaining <= 0:
-                    self._lost("time_limit", probe)
-                    return None
-                for key, _ in sel.select(timeout=min(remaining, 1.0)):
-                    if key.data == "output":
-                        self._drain_output()
-                        continue
-                    chunk = child.sock.recv(1 << 20)
-                    if not chunk:
-                        self._lost(self._death_reason(), probe)
-                        return None
-                    child.buffer += chunk
-        finally:
-            sel.close()
+        while time.monotonic() < deadline:
+            if child.reap():
+                return True
+            time.sleep(0.01)
+        return False
 
-    def _death_reason(self) -> str:
+    def _reason(self) -> str:
         child = self.child
         assert child is not None
-        try:
-            _, status = os.waitpid(child.pid, 0)
-        except ChildProcessError:
-            return "exited"
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            if sig in (signal.SIGXCPU, signal.SIGKILL):
-                return "cpu_limit"
-            return "crashed" if sig in (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT) else "killed"
-        return "exited"
+        if child.status is None:
+            return "protocol"  # it closed its channel but kept running
+        status, cpu = child.status
+        return death_reason(status, cpu, self.cpu_limit)
+
+    def _take_output(self) -> tuple[str, int]:
+        if self.child is None:
+            return "", 0
+        if self.child.output_open:
+            self._drain_output()
+        return bytes(self.child.output).decode("utf-8", "replace"), self.child.output_dropped
 
     def _lost(self, reason: str, probe: str) -> None:
-        child = self.child
-        assert child is not None
-        self._drain_output()
-        output = bytes(child.output).decode("utf-8", "replace")
-        self.close_task()
-        _send(self.out, {"lost": reason, "detail": probe, "output": output})
+        output, _ = self._take_output()
+        self.clean = self._finish()
+        self._reply({"lost": reason, "detail": probe, "output": output})
 
-    def _kill_everything(self) -> None:
-        """SIGKILL the task child and everything it started."""
-        child = self.child
-        assert child is not None
-        if self.sandboxed and os.getpid() == 1:
-            # PID 1 of the sandbox's namespace: kill(-1) reaches every other process in it,
-            # including daemons that left the child's session.
-            try:
-                os.kill(-1, signal.SIGKILL)
-            except ProcessLookupError:
+    def _finish(self) -> bool:
+        """Kill everything the task started and wipe its files; True when nothing is left."""
+        self.finished = True
+        deadline = time.monotonic() + CLEANUP_SECONDS
+        killed = kill_all(self.template.pid_namespace, deadline)
+        if self.child is not None:
+            self.child.close()
+            self.child = None
+        wiped = all(wipe(folder, deadline) for folder in self.template.wiped)
+        self.clean = killed and wiped
+        return self.clean
+
+
+def _json_object(line: bytes, require: str = "") -> bool:
+    """Is this line exactly one JSON object (and, if asked, with that key holding a bool)?"""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    if type(value) is not dict:
+        return False
+    return not require or type(value.get(require)) is bool
+
+
+# -- the template -------------------------------------------------------------------------------
+class Template:
+    """The warm, pristine parent: forks one relay per task and cleans up after it."""
+
+    def __init__(self, sandboxed: bool):
+        self.sandboxed = sandboxed
+        self.pid_namespace = sandboxed and os.getpid() == 1
+        self.out = sys.stdout.buffer
+        self.compiled: dict[str, Any] = {}
+        if sandboxed:  # /tmp (and /dev/shm if writable) are this sandbox's own
+            self.scratch = tempfile.gettempdir()
+            self.wiped = [self.scratch] + (["/dev/shm"] if os.access("/dev/shm", os.W_OK) else [])
+        else:  # trusted code: a private folder
+            self.scratch = tempfile.mkdtemp(prefix="autograder-")
+            self.wiped = [self.scratch]
+
+    def run(self) -> None:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        # PID 1 ignores signals it has no handler for: no process of the sandbox can stop it.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        try:
+            _send(self.out, {"ready": True, "pid": os.getpid(), "uid": os.getuid()})
+            while self._one_task():
                 pass
-        else:
+        except OSError:
+            pass  # the grader has gone
+        finally:
+            kill_all(self.pid_namespace, time.monotonic() + CLEANUP_SECONDS)
+            if not self.sandboxed:
+                wipe(self.scratch, time.monotonic() + CLEANUP_SECONDS)
+                try:
+                    os.rmdir(self.scratch)
+                except OSError:
+                    pass
+
+    def _one_task(self) -> bool:
+        """Fork a relay, wait for it, clean up after it; False when the worker should stop."""
+        probes_r, probes_w = os.pipe()
+        try:
+            import fcntl
+
+            fcntl.fcntl(probes_w, F_SETPIPE_SZ, 1 << 20)
+        except OSError:
+            pass
+        os.set_blocking(probes_w, False)
+        pid = os.fork()
+        if pid == 0:
+            code = RELAY_FAILED
+            relay = None
             try:
-                os.killpg(child.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+                os.close(probes_r)
+                relay = Relay(self, probes_w)
+                code = relay.serve()
+            except BaseException:
+                code = RELAY_STUCK if relay is not None and relay.finished else RELAY_FAILED
+            finally:
+                os._exit(code)
+        os.close(probes_w)
+        status = self._wait_for(pid)
+        self._learn_probes(probes_r)
+        code = os.waitstatus_to_exitcode(status)
+        # The relay killed and wiped everything already when it ended normally; PID 1 makes sure.
+        clean = kill_all(self.pid_namespace, time.monotonic() + CLEANUP_SECONDS)
+        if code != RELAY_DONE:
+            clean = clean and self._clean_up()
+        if code == RELAY_QUIT:
+            return False
+        if code not in (RELAY_DONE, RELAY_STUCK):
+            # The relay died before it could answer (the task's own processes killed it): the
+            # grader learns that the task is over; the newline ends any line the relay had begun.
+            _send(self.out, {"id": None, "lost": "killed", "output": ""}, prefix=b"\n")
+        return clean
+
+    def _wait_for(self, pid: int) -> int:
         while True:
             try:
-                pid, _ = os.waitpid(-1, 0)
+                reaped, status = os.waitpid(-1, 0)
             except ChildProcessError:
-                break
+                return 0
+            except InterruptedError:
+                continue
+            if reaped == pid:
+                return status
 
-    # -- main loop -----------------------------------------------------------------------
-    def serve(self) -> None:
-        while True:
-            line = self.inp.readline()
-            if not line:
-                self.close_task()
-                return
-            request = json.loads(line)
-            op = request.get("op")
-            if op == "open":
-                self.open_task(request)
-            elif op == "call":
-                self.call(request)
-            elif op == "close":
-                self.close_task(reply=True)
-            elif op == "quit":
-                self.close_task()
-                return
+    def _learn_probes(self, fd: int) -> None:
+        data = bytearray()
+        try:
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        if data:
+            from .runtime import compile_probes
+
+            try:
+                source = data.decode()
+                if len(self.compiled) >= 4:
+                    self.compiled.clear()
+                self.compiled[source] = compile_probes(source)
+            except (UnicodeDecodeError, SyntaxError, ValueError):
+                pass
+
+    def _clean_up(self) -> bool:
+        """After a relay that could not clean up: wipe in a throw-away process."""
+        deadline = time.monotonic() + CLEANUP_SECONDS
+        pid = os.fork()
+        if pid == 0:  # file names of the task never enter the template's memory
+            ok = False
+            try:
+                ok = all(wipe(folder, deadline) for folder in self.wiped)
+            finally:
+                os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status) == 0
 
 
-def _prewarm() -> None:
+def prewarm() -> None:
+    """Import torch and touch its lazily loaded parts once, so forked children start warm."""
     import numpy
     import torch
 
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
-    import torch.nn.functional  # noqa: F401
-    import torch.optim  # noqa: F401
-
     # The first optimizer step and the first save/load import large parts of torch lazily
     # (seconds); paying that here, once, keeps every task's child fast.
     import io
 
+    import torch.nn.functional as F
+    import torch.optim  # noqa: F401
+
     layer = torch.nn.Linear(2, 2)
     for optimizer in (torch.optim.Adam(layer.parameters()), torch.optim.SGD(layer.parameters(), lr=0.1)):
         optimizer.zero_grad()
-        torch.nn.functional.cross_entropy(layer(torch.zeros(1, 2)), torch.zeros(1, dtype=torch.long)).backward()
+        F.cross_entropy(layer(torch.zeros(1, 2)), torch.zeros(1, dtype=torch.long)).backward()
         optimizer.step()
     buffer = io.BytesIO()
     torch.save(layer.state_dict(), buffer)
@@ -354,12 +762,11 @@ def _prewarm() -> None:
 def main() -> None:
     sandboxed = "--sandboxed" in sys.argv
     if sandboxed:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # children may not ptrace or read our memory
-    _prewarm()
-    zygote = Zygote(sandboxed)
-    _send(zygote.out, {"ready": True, "pid": os.getpid(), "uid": os.getuid()})
-    zygote.serve()
+        _prctl(PR_SET_DUMPABLE, 0)  # no process of the sandbox may ptrace or read our memory
+    prewarm()
+    from . import codec, runtime  # noqa: F401  (warm for every child)
+
+    Template(sandboxed).run()
 
 
 if __name__ == "__main__":

@@ -1,8 +1,14 @@
-"""Grader side of a warm worker: start it, send it requests, and never wait longer than allowed."""
+"""Grader side of a warm worker: start it, send it requests, and never wait longer than allowed.
+
+Everything that comes back is untrusted: it is parsed as JSON only (never unpickled or run),
+bounded in size, matched to the request it answers, and its text is cleaned (invalid Unicode
+replaced, long messages clipped) before any of it can reach feedback.
+"""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import selectors
@@ -16,13 +22,46 @@ from . import codec
 from .checks import StudentCodeError, WorkerLost
 from .config import TaskConfig
 from .errors import WorkerProtocolError
-from .sandbox import Launch
+from .sandbox import Cgroup, Launch
 from .session import call_seed, unpack_answer
 
 STARTUP_TIMEOUT = 120.0
 GRACE = 5.0  # seconds past the task's budget before the grader kills the whole sandbox
-MAX_REPLY = 96 * 1024 * 1024
+CLOSE_BUDGET = 15.0  # killing everything a task started and wiping its files
+MAX_REPLY = 48 * 1024 * 1024
 NPROC_LIMIT = 64
+MESSAGE_LIMIT = 2000  # characters of a student's exception message
+OUTPUT_LIMIT = 1024 * 1024  # characters of captured output, whatever the worker claims
+# Why the worker gave no usable reply -> the catalogue key the task is failed with.
+FAILURES = {"timeout": "time_limit", "died": "killed", "protocol": "protocol"}
+
+
+def clean_text(value: Any, limit: int | None = None) -> str:
+    """Text from the worker made safe for feedback: a str, valid Unicode, and at most `limit` long."""
+    text = value if type(value) is str else str(value) if type(value) in (int, float, bool) else ""
+    if not text.isascii():
+        text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates become "?"
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + f"... [{len(text) - limit} more characters]"
+    return text
+
+
+def _cleaned(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return clean_text(value)
+    if kind is list:
+        return [_cleaned(v) for v in value]
+    if kind is dict:
+        return {clean_text(k): _cleaned(v) for k, v in value.items()}
+    return value
+
+
+def _clean_error(err: Any) -> dict[str, str]:
+    if type(err) is not dict:
+        return {}
+    limits = {"type": 200, "message": MESSAGE_LIMIT, "where": 300}
+    return {key: clean_text(err.get(key, ""), limit) for key, limit in limits.items() if key in err}
 
 
 @dataclass(frozen=True)
@@ -39,15 +78,25 @@ class WorkerProcess:
     def __init__(self, launch: Launch):
         self.launch = launch
         self.proc: subprocess.Popen[bytes] | None = None
-        self.buffer = b""
+        self.buffer = bytearray()
+        self.scanned = 0
         self.starts = 0
+        self.next_id = 0
+        self.failure = ""  # why the last request got no reply: timeout, died or protocol
+        self.sandbox_pid: int | None = None  # host pid of the worker's first process (PID 1 inside)
+        self.cgroup: Cgroup | None = None
 
     # -- process management ---------------------------------------------------------------
     def start(self) -> None:
         self.stop()
         self.starts += 1
+        argv: list[str] = list(self.launch.argv)
+        if self.launch.sandboxed:
+            self.cgroup = Cgroup.create(str(self.starts))
+            if self.cgroup is not None:
+                argv = self.cgroup.wrap(self.launch.argv)
         self.proc = subprocess.Popen(
-            self.launch.argv,
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -55,73 +104,156 @@ class WorkerProcess:
             start_new_session=True,
             close_fds=True,
         )
-        self.buffer = b""
-        hello = self._read(time.monotonic() + STARTUP_TIMEOUT)
+        assert self.proc.stdin is not None
+        os.set_blocking(self.proc.stdin.fileno(), False)
+        self.buffer = bytearray()
+        self.scanned = 0
+        hello = self._read(time.monotonic() + STARTUP_TIMEOUT, None)
         if hello is None or not hello.get("ready"):
             self.stop()
             raise WorkerProtocolError(
                 "the worker did not start: check that `import torch` works in .venv and that the "
                 "sandbox can run (autograder doctor)"
             )
+        self.sandbox_pid = self._first_process()
+        if self.cgroup is not None:
+            self.cgroup.baseline = self.cgroup.usage()
+
+    def _first_process(self) -> int | None:
+        """The worker's own process: bwrap's child when sandboxed, else the process we started."""
+        assert self.proc is not None
+        if not self.launch.sandboxed:
+            return self.proc.pid
+        try:
+            with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as handle:
+                kids = handle.read().split()
+        except OSError:
+            return None
+        return int(kids[0]) if len(kids) == 1 else None
 
     def stop(self) -> None:
+        """Kill the worker and everything in its sandbox; return once all of it is gone."""
         if self.proc is None:
             return
-        try:
+        pidfd = None
+        if self.sandbox_pid is not None:
+            with contextlib.suppress(OSError, AttributeError):
+                pidfd = os.pidfd_open(self.sandbox_pid)
+            # PID 1 of the sandbox: when it dies, the kernel kills every process of the sandbox.
+            with contextlib.suppress(OSError):
+                os.kill(self.sandbox_pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         self.proc.kill()
         self.proc.wait()
+        if pidfd is not None:
+            with selectors.DefaultSelector() as sel:
+                sel.register(pidfd, selectors.EVENT_READ)
+                sel.select(timeout=10.0)
+            os.close(pidfd)
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream:
-                stream.close()
+                with contextlib.suppress(OSError):
+                    stream.close()
         self.proc = None
+        self.sandbox_pid = None
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
 
     def ensure(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
             self.start()
 
-    # -- transport ------------------------------------------------------------------------
-    def _send(self, message: dict[str, Any]) -> bool:
-        assert self.proc is not None and self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-            self.proc.stdin.flush()
-            return True
-        except (BrokenPipeError, OSError):
-            return False
+    def limit_task(self, memory_mb: int) -> None:
+        """Cap the whole sandbox's memory for the next task (where a cgroup holds it)."""
+        if self.cgroup is not None:
+            self.cgroup.limit_memory(int(memory_mb) * 1024 * 1024)
 
-    def _read(self, deadline: float) -> dict[str, Any] | None:
-        """One JSON line from the worker, or None if it died, lied about framing or ran out of time."""
+    # -- transport ------------------------------------------------------------------------
+    def _send(self, message: dict[str, Any], deadline: float) -> bool:
+        """Write one request without ever blocking past the deadline."""
+        assert self.proc is not None and self.proc.stdin is not None
+        fd = self.proc.stdin.fileno()
+        view = memoryview(json.dumps(message).encode() + b"\n")
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_WRITE)
+            while view:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not sel.select(timeout=remaining):
+                    self.failure = "timeout"
+                    return False
+                try:
+                    view = view[os.write(fd, view) :]
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    self.failure = "died"
+                    return False
+        return True
+
+    def _line(self, deadline: float) -> bytes | None:
         assert self.proc is not None and self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self.buffer:
+            while True:
+                newline = self.buffer.find(b"\n", self.scanned)
+                if newline >= 0:
+                    line = bytes(self.buffer[:newline])
+                    del self.buffer[: newline + 1]
+                    self.scanned = 0
+                    return line
+                self.scanned = len(self.buffer)
                 if len(self.buffer) > MAX_REPLY:
+                    self.failure = "protocol"
                     return None
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not sel.select(timeout=remaining):
+                    self.failure = "timeout"
                     return None
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
+                    self.failure = "died"
                     return None
                 self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        try:
-            message = codec.decode(line)
-        except (ValueError, KeyError, TypeError):
-            return None
-        return message if type(message) is dict else None
+
+    def _read(self, deadline: float, want: int | None) -> dict[str, Any] | None:
+        """The reply to request `want`: one JSON object; None if the worker died, lied or ran out of time.
+
+        Replies to earlier requests (left after a lost task) are skipped; a reply without an id
+        says that the process serving the current task died before it could answer.
+        """
+        while True:
+            line = self._line(deadline)
+            if line is None:
+                return None
+            if not line.strip():
+                continue
+            try:
+                message = codec.decode(line)
+            except (ValueError, KeyError, TypeError, RecursionError, MemoryError):
+                self.failure = "protocol"
+                return None
+            if type(message) is not dict:
+                self.failure = "protocol"
+                return None
+            if want is not None and message.get("id") is not None and message.get("id") != want:
+                continue
+            return _cleaned(message)
 
     def request(self, message: dict[str, Any], budget: float) -> dict[str, Any] | None:
-        """Send a request and wait for its reply; on silence, kill and restart the worker."""
+        """Send a request and wait for its reply; on silence or nonsense, kill the worker.
+
+        The next request starts a fresh one; `failure` says what went wrong.
+        """
         self.ensure()
-        if not self._send(message):
-            self.stop()
-            return None
-        reply = self._read(time.monotonic() + budget + GRACE)
+        self.next_id += 1
+        self.failure = ""
+        deadline = time.monotonic() + budget + GRACE
+        reply = None
+        if self._send({**message, "id": self.next_id}, deadline):
+            reply = self._read(deadline, self.next_id)
         if reply is None:
             self.stop()  # the next task gets a fresh sandbox
         return reply
@@ -138,6 +270,7 @@ class SandboxSession:
         self.lost: WorkerLost | None = None
         self.output = ""
         self.opened: OpenResult | None = None
+        self.budget = float(task.time_limit)
 
     def open(self, files: dict[str, bytes], probes_source: str) -> OpenResult:
         limits = {
@@ -155,35 +288,51 @@ class SandboxSession:
             "probes": probes_source,
             "limits": limits,
         }
-        self.deadline = time.monotonic() + self.config.time_limit
-        reply = self.worker.request(request, self.config.time_limit)
+        # A (re)start of the worker is the grader's time, not the task's.
+        self.worker.ensure()
+        self.worker.limit_task(self.config.memory_mb)
+        self.budget = self.config.time_limit  # worker time left; the grader's own time is free
+        reply = self._timed_request(request)
         result = self._opened(reply)
         self.opened = result
         return result
 
+    def _timed_request(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        started = time.monotonic()
+        reply = self.worker.request(message, self.budget)
+        self.budget = max(self.budget - (time.monotonic() - started), 0.0)
+        return reply
+
+    def _failed(self, where: str) -> WorkerLost:
+        return WorkerLost(FAILURES.get(self.worker.failure, "killed"), where)
+
+    def _lost_reply(self, reply: dict[str, Any], where: str) -> WorkerLost:
+        self.output = clean_text(reply.get("output", ""), OUTPUT_LIMIT)
+        detail = reply.get("detail")
+        return WorkerLost(clean_text(reply["lost"], 100), clean_text(detail, 200) if detail else where)
+
     def _opened(self, reply: dict[str, Any] | None) -> OpenResult:
         if reply is None:
-            self.lost = WorkerLost("time_limit", "import")
+            self.lost = self._failed("import")
             return OpenResult(False, {})
         if "lost" in reply:
-            self.lost = WorkerLost(str(reply["lost"]), "import")
-            self.output = str(reply.get("output", ""))
+            self.lost = self._lost_reply(reply, "import")
             return OpenResult(False, {})
         status = reply.get("opened")
-        if type(status) is not dict:
+        if type(status) is not dict or type(status.get("imported")) is not bool:
             self.lost = WorkerLost("protocol", "import")
             return OpenResult(False, {})
-        if status.get("imported") is True:
+        if status["imported"]:
             return OpenResult(True, {})
-        err = status.get("error") if type(status.get("error")) is dict else {}
-        return OpenResult(False, {k: str(v) for k, v in err.items()})
+        return OpenResult(False, _clean_error(status.get("error")))
 
     def call(self, probe: str, /, **kwargs: Any) -> Any:
         if self.lost is not None:
             raise self.lost
         if self.opened is None or not self.opened.imported:
             err = self.opened.error if self.opened else {}
-            raise StudentCodeError("import", err.get("type", "ImportError"), err.get("message", ""), err.get("where", ""))
+            kind = err.get("type", "ImportError")
+            raise StudentCodeError("import", kind, err.get("message", ""), err.get("where", ""))
         self.counter += 1
         message = {
             "op": "call",
@@ -191,27 +340,29 @@ class SandboxSession:
             "kwargs": json.loads(codec.encode(kwargs)),
             "seed": call_seed(self.task, probe, self.counter),
         }
-        budget = max(self.deadline - time.monotonic(), 0.0)
-        reply = self.worker.request(message, budget)
+        reply = self._timed_request(message)
         if reply is None:
-            self.lost = WorkerLost("time_limit", probe)
+            self.lost = self._failed(probe)
             raise self.lost
         if "lost" in reply:
-            self.output = str(reply.get("output", ""))
-            self.lost = WorkerLost(str(reply["lost"]), str(reply.get("detail", probe)))
+            self.lost = self._lost_reply(reply, probe)
             raise self.lost
-        if "answer" not in reply:
+        answer = reply.get("answer")
+        if type(answer) is not dict:
             self.lost = WorkerLost("protocol", probe)
             raise self.lost
-        return unpack_answer(probe, reply["answer"])
+        if "error" in answer:
+            answer = {**answer, "error": _clean_error(answer["error"])}
+        return unpack_answer(probe, answer)
 
     def close(self) -> str:
         """End the task: everything it started is killed; returns its captured output."""
         if self.worker.proc is None or self.lost is not None:
             return self.output
-        reply = self.worker.request({"op": "close"}, 10.0)
-        if reply and reply.get("closed"):
-            self.output = str(reply.get("output", ""))
-            if reply.get("dropped"):
-                self.output += f"\n... [{reply['dropped']} more bytes of output dropped]"
+        reply = self.worker.request({"op": "close"}, CLOSE_BUDGET)
+        if reply and reply.get("closed") is True:
+            self.output = clean_text(reply.get("output", ""), OUTPUT_LIMIT)
+            dropped = reply.get("dropped")
+            if type(dropped) is int and dropped > 0:
+                self.output += f"\n... [{dropped} more bytes of output dropped]"
         return self.output

@@ -39,20 +39,46 @@ GIVEN = ["data.py"]
 # Every misconception agreed with the grader writer: (task, keyword its feedback must contain).
 REQUIRED_KEYWORDS = {
     "tinynet": [
-        "super().__init__()", "zero_grad", "item()", "model(X)", "(out, in)", "ReLU", "Adam",
+        "super().__init__()",
+        "zero_grad",
+        "item()",
+        "model(X)",
+        "(out, in)",
+        "ReLU",
+        "Adam",
         "epochs",
     ],
     "delivery": [
-        "register_buffer", "buffer", "squeeze(-1)", "eval()", "no_grad", "nn.Sequential",
-        "x_mean", "state_dict", "train mode",
+        "register_buffer",
+        "buffer",
+        "squeeze(-1)",
+        "eval()",
+        "no_grad",
+        "nn.Sequential",
+        "x_mean",
+        "state_dict",
+        "train mode",
     ],
     "counting": [
-        "buffer", "tied", "requires_grad", "bias", "ValueError", "recurse=False", "own parameters",
+        "buffer",
+        "tied",
+        "requires_grad",
+        "bias",
+        "ValueError",
+        "recurse=False",
+        "own parameters",
     ],
     "containers": ["nn.ModuleList", "nn.ModuleDict", "last layer", "late"],
     "checkpoint": ["state_dict", "weights_only", "strict", "exception", "missing"],
     "dropout": [
-        "1/(1-p)", "eval", "in place", "mask", "rng", "keep", "p == 1", "ValueError",
+        "1/(1-p)",
+        "eval",
+        "in place",
+        "mask",
+        "rng",
+        "keep",
+        "p == 1",
+        "ValueError",
     ],
     "numpy_forward": ["transpose", "float64", "x_mean", "head", "(N,)"],
 }
@@ -220,17 +246,15 @@ def test_wrong_submission_is_caught(grader, tmp_path, entry):
     submission = build_wrong(entry, tmp_path / entry["id"])
     result = grader.grade(submission, student=entry["id"])
     broken = result.task(entry["task"])
-    assert broken.score < broken.max_score, (
-        f"{entry['id']} ({entry['why']}) was not caught:\n" + describe(result, {entry["task"]})
+    assert broken.score < broken.max_score, f"{entry['id']} ({entry['why']}) was not caught:\n" + describe(
+        result, {entry["task"]}
     )
     feedback = task_feedback(broken).lower()
     missing = [k for k in entry["feedback"] if k.lower() not in feedback]
-    assert not missing, (
-        f"{entry['id']}: feedback lacks {missing}:\n" + describe(result, {entry["task"]})
-    )
+    assert not missing, f"{entry['id']}: feedback lacks {missing}:\n" + describe(result, {entry["task"]})
     others = [t for t in result.tasks if t.task != entry["task"] and t.score != t.max_score]
-    assert not others, (
-        f"{entry['id']} cost points in other tasks:\n" + describe(result, {t.task for t in others})
+    assert not others, f"{entry['id']} cost points in other tasks:\n" + describe(
+        result, {t.task for t in others}
     )
 
 

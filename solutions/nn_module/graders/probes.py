@@ -531,8 +531,8 @@ class _Payload:
         return (os.mkdir, (self.marker,))
 
 
-def checkpoint_refuse(mod, state, kind):
-    """load_weights on a whole pickled module, or on a state_dict carrying a code payload."""
+def checkpoint_refuse(mod, state, kind, loader):
+    """load_weights/load_partial on a whole pickled module, or on a state_dict carrying a payload."""
     folder = tempfile.mkdtemp(prefix="ckpt_")
     path = os.path.join(folder, "weights.pt")
     marker = os.path.join(folder, "payload_ran")
@@ -543,7 +543,8 @@ def checkpoint_refuse(mod, state, kind):
         evil = OrderedDict(source.state_dict())
         evil["payload"] = _Payload(marker)
         torch.save(evil, path)
-    return _call_load(mod.load_weights, _ckpt_model(), path, marker)
+    fn = mod.load_partial if loader == "load_partial" else mod.load_weights
+    return _call_load(fn, _ckpt_model(), path, marker)
 
 
 def checkpoint_partial(mod, state, renamed):

@@ -24,33 +24,38 @@ def test_shape_mismatch_raises(worker, params):
         fail("checkpoint.shape_wrong_error", raised=raised_name(raised))
 
 
-def _refuse(worker, params, kind: str):
-    obs = call(worker, "checkpoint_refuse", "load_weights(model, path)",
-               state=ckpt_state(params), kind=kind)
-    fail_if_not_implemented(obs["raised"], "load_weights(model, path)")
-    return obs
+LOADERS = ("load_weights", "load_partial")
+
+
+def _refuse(worker, params, kind: str, loader: str):
+    what = f"{loader}(model, path)"
+    obs = call(worker, "checkpoint_refuse", what, state=ckpt_state(params), kind=kind, loader=loader)
+    fail_if_not_implemented(obs["raised"], what)
+    return obs, what
 
 
 @points(2)
 def test_refuses_whole_module(worker, params):
-    """load_weights refuses a file holding a whole pickled module (UnpicklingError from weights_only=True)"""
-    obs = _refuse(worker, params, "whole")
-    if obs["raised"] is None:
-        fail("checkpoint.whole_accepted")
-    if not in_chain(obs["raised"], "UnpicklingError"):
-        fail("checkpoint.whole_wrong_error", raised=raised_name(obs["raised"]))
+    """load_weights and load_partial refuse a whole pickled module (UnpicklingError from weights_only=True)"""
+    for loader in LOADERS:
+        obs, what = _refuse(worker, params, "whole", loader)
+        if obs["raised"] is None:
+            fail("checkpoint.whole_accepted", call=what)
+        if not in_chain(obs["raised"], "UnpicklingError"):
+            fail("checkpoint.whole_wrong_error", call=what, raised=raised_name(obs["raised"]))
 
 
 @points(2)
 def test_refuses_malicious_pickle(worker, params):
-    """load_weights refuses a pickle carrying code, and the code never runs"""
-    obs = _refuse(worker, params, "malicious")
-    if obs["marker"]:
-        fail("checkpoint.payload_ran", raised=raised_name(obs["raised"]))
-    if obs["raised"] is None:
-        fail("checkpoint.malicious_accepted")
-    if not in_chain(obs["raised"], "UnpicklingError"):
-        fail("checkpoint.malicious_wrong_error", raised=raised_name(obs["raised"]))
+    """load_weights and load_partial refuse a pickle carrying code, and the code never runs"""
+    for loader in LOADERS:
+        obs, what = _refuse(worker, params, "malicious", loader)
+        if obs["marker"]:
+            fail("checkpoint.payload_ran", call=what, raised=raised_name(obs["raised"]))
+        if obs["raised"] is None:
+            fail("checkpoint.malicious_accepted", call=what)
+        if not in_chain(obs["raised"], "UnpicklingError"):
+            fail("checkpoint.malicious_wrong_error", call=what, raised=raised_name(obs["raised"]))
 
 
 @points(2)
@@ -59,7 +64,7 @@ def test_load_partial(worker, params):
     cp = params.checkpoint
     state = ckpt_state(params)
     obs = call(worker, "checkpoint_partial", "load_partial(renamed_model, path)",
-               state=state, renamed=cp.renamed)
+               {"RuntimeError": "checkpoint.partial_raised"}, state=state, renamed=cp.renamed)
     want_missing = [f"{cp.renamed}.weight", f"{cp.renamed}.bias"]
     want_unexpected = ["head.weight", "head.bias"]
     if obs["parts"] is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.checks import fail, points
@@ -37,6 +37,19 @@ specs = st.fixed_dictionaries({
 })
 
 
+# Explicit examples run first: a usual mistake fails at once, without generating and shrinking.
+RICH = {
+    "modules": [
+        ["body", ["seq", [["linear", 3, 6, True], ["relu"], ["bn", 6], ["linear", 6, 4, False]]]],
+        ["heads", ["dict", [["h0", ["linear", 4, 2, True]], ["h1", ["linear", 4, 1, True]]]]],
+    ],
+    "tie": [7, 3],
+    "root_param": 2,
+    "buffers": [3],
+    "frozen": ["body.0", "heads.h0"],
+}
+
+
 def _describe(spec: dict) -> str:
     return json.dumps(spec, separators=(",", ":"))
 
@@ -59,6 +72,8 @@ def truth(spec: dict) -> dict:
 
 @points(2)
 @given(sizes=st.lists(st.integers(1, P.max_stack), min_size=2, max_size=6), bias=st.booleans())
+@example(sizes=[5, 9, 2, 4], bias=False)
+@example(sizes=[5, 9, 2, 4], bias=True)
 def test_random_stacks(worker, params, sizes, bias):
     """count_linear_stack equals the parameter count of the same nn.Linear stack, for random sizes"""
     want = sum(b * a + (b if bias else 0) for a, b in zip(sizes, sizes[1:]))
@@ -74,6 +89,7 @@ def test_random_stacks(worker, params, sizes, bias):
 
 @points(2)
 @given(spec=specs)
+@example(spec=RICH)
 def test_random_models(worker, params, spec):
     """count_parameters equals PyTorch's count for random models with buffers, BatchNorm and tied weights"""
     want = truth(spec)
@@ -91,6 +107,7 @@ def test_random_models(worker, params, spec):
 
 @points(1)
 @given(spec=specs)
+@example(spec=RICH)
 def test_random_trainable(worker, params, spec):
     """count_parameters(model, trainable_only=True) equals the count of requires_grad parameters"""
     want = truth(spec)
@@ -103,6 +120,7 @@ def test_random_trainable(worker, params, spec):
 
 @points(1)
 @given(spec=specs)
+@example(spec=RICH)
 def test_random_per_layer(worker, params, spec):
     """per_layer equals each module's parameters(recurse=False) count, for random models"""
     want = truth(spec)

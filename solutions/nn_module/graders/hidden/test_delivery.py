@@ -15,6 +15,7 @@ from . import _ref
 
 P = default().delivery
 SUPER_HINT = {"Module.__init__() call": "delivery.super_init"}
+SHAPE = {"shape": "delivery.forward_shape"}
 
 
 @functools.lru_cache(maxsize=2)
@@ -68,7 +69,7 @@ def test_matches_reference(worker, params):
     _loaded_or_fail(obs)
     for n, x, out in zip(P.batch_sizes, xs, obs["outs"]):
         what = f"model(x) for x of shape {fmt_shape(x.shape)}"
-        got = require_array(out, what, (n,), keys={"shape": "delivery.forward_shape"})
+        got = require_array(out, what, (n,), keys=SHAPE)
         want = reference_output(n, P.input_seed + n)
         if close(got, want, tol):
             continue
@@ -87,8 +88,8 @@ def test_dropout_in_train_mode(worker, params):
                x_mean=w["x_mean"], x_std=w["x_std"], p_drop=P.train_p, x=x)
     if P.train_p not in obs["dropout_ps"]:
         fail("delivery.dropout_p", ps=obs["dropout_ps"] or "no nn.Dropout", p=P.train_p)
-    train = [require_array(o, "model(x) in train mode", (P.train_batch,)) for o in obs["train"]]
-    evals = [require_array(o, "model(x) in eval mode", (P.train_batch,)) for o in obs["eval"]]
+    train = [require_array(o, "model(x) in train mode", (P.train_batch,), keys=SHAPE) for o in obs["train"]]
+    evals = [require_array(o, "model(x) in eval mode", (P.train_batch,), keys=SHAPE) for o in obs["eval"]]
     if np.array_equal(train[0], train[1]):
         fail("delivery.train_mode_inactive", p=P.train_p)
     if not np.array_equal(evals[0], evals[1]):
@@ -108,7 +109,7 @@ def _predict(worker):
 def test_predict_eval(worker, params):
     """predict() on a model left in train mode gives the same eval-mode answer on every call"""
     obs, want = _predict(worker)
-    outs = [require_array(o, "predict(model, x)", (P.train_batch,)) for o in obs["outs"]]
+    outs = [require_array(o, "predict(model, x)", (P.train_batch,), keys=SHAPE) for o in obs["outs"]]
     if any(s["dropout_training"] for s in obs["seen"]) or not all(
         np.array_equal(o, outs[0]) for o in outs
     ):

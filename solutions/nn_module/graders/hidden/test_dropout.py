@@ -38,11 +38,15 @@ def test_statistics(worker, params):
 
 
 @points(2)
-def test_fresh_mask(worker, params):
-    """Consecutive calls on the same h draw new masks"""
+def test_fresh_independent_mask(worker, params):
+    """Every call draws a new mask, with an independent draw for every element"""
     h = signed_h(P.h_seed + 2, (64, 32))
     outs, _, what = sample(worker, 0.5, h, P.rng_seed, calls=P.calls)
     masks = [o == 0 for o in outs]
+    for axis, name in ((0, "some rows"), (1, "some columns")):
+        lines = masks[0] if axis == 0 else masks[0].T
+        if len(np.unique(lines, axis=0)) < len(lines):  # 2**-32 per pair for independent draws
+            fail("dropout.mask_not_independent", call=what, what=name)
     for a, b in zip(masks, masks[1:]):
         if np.array_equal(a, b):
             fail("dropout.same_mask", call=what, calls=P.calls)
@@ -76,7 +80,8 @@ def test_p_one(worker, params):
     """With p == 1 every value is 0 (no NaN from dividing by 1 - p)"""
     h = signed_h(P.h_seed + 5, P.small_shape)
     what = "Dropout(1.0, rng)(h) in train mode"
-    obs = call(worker, "dropout_sample", what, p=1.0, h=h, seed=P.rng_seed, calls=1)
+    obs = call(worker, "dropout_sample", what, {"ValueError": "dropout.p_one_raised"},
+               p=1.0, h=h, seed=P.rng_seed, calls=1)
     out = require_array(obs["outs"][0], what, h.shape, types=ARRAY,
                         keys={"finite": "dropout.p_one_nan"})
     if np.any(out != 0):

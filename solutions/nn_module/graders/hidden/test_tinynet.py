@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.checks import fail, points
@@ -26,6 +26,7 @@ def _state(seed: int, i: int, h: int, o: int) -> dict[str, np.ndarray]:
 
 @points(2)
 @given(i=size, h=size, o=size)
+@example(i=5, h=7, o=3)
 def test_random_sizes(worker, params, i, h, o):
     """For random sizes, TinyNet(i, h, o) has fc1.weight (h, i), fc2.weight (o, h) and h*i + h + o*h + o parameters"""
     obs = call(worker, "tinynet_structure", f"TinyNet({i}, {h}, {o})", SUPER_HINT,

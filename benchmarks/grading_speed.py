@@ -1,0 +1,148 @@
+"""Grade one batch three ways in one run and print the ratios (issue 3's speed and memory goals).
+
+    .venv/bin/python benchmarks/grading_speed.py [--students 40] [--jobs 2] [--baseline-sample 40]
+
+1. one cold `python -c "import torch"` (the unit of cost);
+2. this engine: `grade_batch` over the whole batch (sandboxed when bubblewrap works);
+3. the usual setup: a fresh `python -m pytest` process per submission, importing the
+   student's code into that process (`--in-process`), no sandbox.
+Peak resident memory of the engine's whole process tree is sampled from /proc.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from autograder.config import load_kit  # noqa: E402
+from autograder.engine import grade_batch  # noqa: E402
+from autograder.errors import SandboxUnavailable  # noqa: E402
+from autograder.sandbox import check_available  # noqa: E402
+
+SOLUTIONS = ROOT / "solutions" / "nn_module"
+TASK_FILES = sorted(p.name for p in SOLUTIONS.glob("*.py") if p.name != "data.py")
+
+
+def make_batch(folder: Path, students: int) -> None:
+    """Reference copies, some with one catalogued mistake, some stubs: a realistic mix."""
+    wrong = tomllib.loads((ROOT / "tests/catalogue/misconceptions.toml").read_text())["wrong"]
+    for i in range(students):
+        dest = folder / f"s{i:03d}"
+        dest.mkdir()
+        for name in TASK_FILES:
+            shutil.copy(SOLUTIONS / name, dest / name)
+        if i % 4 == 1:
+            entry = wrong[i % len(wrong)]
+            path = dest / entry["file"]
+            text = path.read_text()
+            for old, new in entry["replace"]:
+                text = text.replace(old, new, 1)
+            path.write_text(text)
+        elif i % 4 == 3:
+            stub = ROOT / "assignments" / "nn_module" / TASK_FILES[i % len(TASK_FILES)]
+            shutil.copy(stub, dest / stub.name)
+
+
+def tree_rss(root_pid: int) -> int:
+    """Resident bytes of a process and all its descendants."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        pid, ppid = int(entry), int(fields.get("PPid", "0").strip())
+        children.setdefault(ppid, []).append(pid)
+        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+    total, stack = 0, [root_pid]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+def cold_import() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True)
+    return time.perf_counter() - start
+
+
+def engine(batch: Path, out: Path, jobs: int, sandboxed: bool) -> tuple[float, int]:
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, tree_rss(os.getpid()))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    start = time.perf_counter()
+    grade_batch(load_kit(ROOT), batch, out, jobs=jobs, use_sandbox=sandboxed, regrade=True)
+    seconds = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    return seconds, peak
+
+
+def process_per_submission(batch: Path, sample: int) -> tuple[float, int]:
+    paths = sorted(batch.iterdir())[:sample]
+    start = time.perf_counter()
+    for path in paths:
+        subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(SOLUTIONS / "graders"),
+             "--submission", str(path), "--in-process"],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+    return time.perf_counter() - start, len(paths)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=40)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--baseline-sample", type=int, default=40,
+                        help="grade only this many with the per-process baseline, then scale up")  # fmt: skip
+    args = parser.parse_args()
+    kit = load_kit(ROOT)
+    try:
+        check_available(kit.sandbox.uid_base)
+        sandboxed = True
+    except SandboxUnavailable:
+        sandboxed = False
+    with tempfile.TemporaryDirectory() as tmp:
+        batch = Path(tmp) / "batch"
+        batch.mkdir()
+        make_batch(batch, args.students)
+        cold = min(cold_import() for _ in range(3))
+        ours, peak = engine(batch, Path(tmp) / "out", args.jobs, sandboxed)
+        base, graded = process_per_submission(batch, min(args.baseline_sample, args.students))
+    base_total = base * args.students / graded
+    print(f"students: {args.students}, jobs: {args.jobs}, sandbox: {'on' if sandboxed else 'off'}")
+    print(f"cold `import torch`:            {cold:7.2f} s")
+    print(f"this engine, whole batch:        {ours:7.2f} s  = {ours / cold:5.1f} x cold import (target < 3)")
+    print(f"process per submission (n={graded}): {base_total:7.2f} s  (scaled to {args.students})")
+    print(f"speed-up over process per submission: {base_total / ours:5.1f} x (target >= 20)")
+    print(f"peak RSS of the engine's process tree: {peak / 2**30:5.2f} GiB (target < 2)")
+
+
+if __name__ == "__main__":
+    main()

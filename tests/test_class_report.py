@@ -1,0 +1,115 @@
+"""The class report and the per-student HTML feedback: numbers match the grades, pages open in Chromium."""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autograder.class_report import render_html, summarize
+from autograder.course import load_graders
+from autograder.engine import grade_batch
+from autograder.results import CheckResult, SubmissionResult, TaskResult
+
+from conftest import ROOT, sandbox_works
+
+EXAMPLES = ROOT / "examples" / "class"
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def _result(student: str, passes: dict[str, bool], key: str = "tinynet.names") -> SubmissionResult:
+    tasks = []
+    for task, ok in passes.items():
+        check = CheckResult(f"{task}.a", task, "a", "A check", 5.0 if ok else 0.0, 5.0, True,
+                            "" if ok else "Observed: x", "" if ok else key)  # fmt: skip
+        tasks.append(TaskResult(task, 5.0, (check,)))
+    return SubmissionResult(student, "nn_module", tuple(tasks))
+
+
+def test_summary_counts_misconceptions_per_student(kit):
+    a = kit.assignment()
+    results = [
+        _result("ada", {"tinynet": False, "delivery": True}),
+        _result("bob", {"tinynet": False, "delivery": False}),
+        _result("cy", {"tinynet": True, "delivery": True}),
+    ]
+    summary = summarize(results, a, {"tinynet.names": {"idea": "use {thing}"}}, 1.5)
+    assert summary.students == 3 and summary.scores == (5.0, 0.0, 10.0)
+    top = summary.misconceptions[0]
+    assert top.key == "tinynet.names" and top.students == ("ada", "bob") and top.idea == "use …"
+    rates = {c.check_id: (c.passed, c.total) for c in summary.checks}
+    assert rates == {"tinynet.a": (1, 3), "delivery.a": (2, 3)}
+    assert summary.histogram()[0] == 3  # 0, 5 and 10 of 100 are all in the first tenth
+
+
+def test_large_class_stays_readable(kit):
+    a = kit.assignment()
+    results = [_result(f"s{i:04d}", {"tinynet": i % 3 == 0}) for i in range(1000)]
+    html = render_html(summarize(results, a, {}, 60.0))
+    assert len(html) < 400_000  # students listed once per misconception, folded after a few
+    assert html.count("<details>") == 1
+
+
+@pytest.fixture(scope="module")
+def graded_sample(kit, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("graded")
+    grade_batch(kit, EXAMPLES, out, jobs=2, use_sandbox=sandbox_works(kit))
+    return out
+
+
+def test_sample_class_report_matches_grades_csv(graded_sample, kit):
+    rows = list(csv.DictReader((graded_sample / "grades.csv").open(encoding="utf-8")))
+    assert {r["student"] for r in rows} == {"arif", "ayesha", "maya", "nusrat", "rahim", "tanvir"}
+    totals = [float(r["total"]) for r in rows]
+    html = (graded_sample / "report.html").read_text(encoding="utf-8")
+    assert re.search(rf'id="students">{len(rows)}<', html)
+    assert f'id="mean">{sum(totals) / len(totals):.1f}<' in html
+    ayesha = next(r for r in rows if r["student"] == "ayesha")
+    assert ayesha["total"] == "100"
+    # Every known mistake of the sample class shows up among the misconceptions.
+    messages = load_graders(kit.assignment()).messages
+    for key in ["tinynet.", "containers.", "dropout."]:
+        assert key in html
+    assert messages  # the report's ideas come from the catalogue
+    for student in ["arif", "tanvir"]:
+        page = (graded_sample / student / "feedback.html").read_text(encoding="utf-8")
+        total = next(r["total"] for r in rows if r["student"] == student)
+        assert f'id="total">{total}<' in page
+        assert "Observed:" in page and "<script" not in page and "http" not in page.split("</style>")[0]
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert path, "Chromium is missing: run `AUTOGRADER_BROWSER=1 scripts/setup` (make test does)"
+    return path
+
+
+def _render(page: Path, profile: Path, screenshot: Path) -> tuple[str, str]:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0"]  # fmt: skip
+    dom = subprocess.run([_chromium(), *flags, "--dump-dom", page.as_uri()], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    subprocess.run([_chromium(), *flags, f"--screenshot={screenshot}", "--window-size=1200,1800",
+                    page.as_uri()], capture_output=True, timeout=120)  # fmt: skip
+    return dom.stdout, dom.stderr
+
+
+def test_pages_render_in_chromium(graded_sample, tmp_path):
+    ARTIFACTS.mkdir(exist_ok=True)
+    rows = list(csv.DictReader((graded_sample / "grades.csv").open(encoding="utf-8")))
+    for page, shot in [(graded_sample / "report.html", "report.png"),
+                       (graded_sample / "rahim" / "feedback.html", "feedback-rahim.png")]:  # fmt: skip
+        dom, log = _render(page, tmp_path / shot, ARTIFACTS / shot)
+        assert "</html>" in dom, log[-2000:]
+        assert "Uncaught" not in log and "ERROR:CONSOLE" not in log
+        assert (ARTIFACTS / shot).stat().st_size > 10_000
+        if shot == "report.png":
+            assert f'id="students">{len(rows)}<' in dom
+        else:
+            rahim = next(r["total"] for r in rows if r["student"] == "rahim")
+            assert f'id="total">{rahim}<' in dom
