@@ -32,8 +32,9 @@ def friendly(fn: F) -> F:
     return run  # type: ignore[return-value]
 
 
-def _kit(kit_dir: Path | None) -> Kit:
-    return load_kit(find_kit_root(kit_dir))
+def _kit(kit_dir: Path | None, search_from: Path | None = None) -> Kit:
+    """The kit named by --kit, else the nearest one above `search_from` (or here)."""
+    return load_kit(kit_dir) if kit_dir else load_kit(find_kit_root(search_from))
 
 
 kit_option = click.option(
@@ -135,7 +136,7 @@ def check(folder: Path | None, assignment: str | None, lang: str | None, kit_dir
     from .selfcheck import run_selfcheck
 
     folder = folder or Path.cwd()
-    kit = _kit(kit_dir or folder)
+    kit = _kit(kit_dir, folder)
     sys.exit(run_selfcheck(kit, folder, assignment, lang))
 
 
@@ -158,9 +159,10 @@ def doctor(kit_dir: Path | None) -> None:
 
 def _register() -> None:
     from .cli_export import export, gradescope
+    from .cli_lti import lti, publish
 
-    main.add_command(export)
-    main.add_command(gradescope)
+    for command in (export, gradescope, publish, lti):
+        main.add_command(command)
 
 
 _register()

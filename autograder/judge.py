@@ -59,7 +59,7 @@ def _short(value: Any, limit: int = 400) -> str:
 def falsifying_example(exc: BaseException) -> str:
     """The shrunk input hypothesis reports, without the fixtures (`sizes=[1, 1]`)."""
     for note in getattr(exc, "__notes__", []) or []:
-        if note.startswith("Falsifying example"):
+        if note.startswith(("Falsifying example", "Failing explicit example", "Falsifying explicit example")):
             args = [
                 line.strip().rstrip(",")
                 for line in note.splitlines()[1:]

@@ -17,8 +17,8 @@ from .config import find_kit_root, load_kit
 from .course import load_graders
 from .engine import sandbox_launch
 from .sandbox import bare_launch
-from .submission import collect
 from .session import InProcessSession
+from .submission import collect
 from .workers import SandboxSession, WorkerProcess
 
 
@@ -74,7 +74,7 @@ def worker(request: pytest.FixtureRequest, _autograder_worker: WorkerProcess) ->
     session.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def params(request: pytest.FixtureRequest) -> Any:
     folder = _graders_folder(request)
     kit = load_kit(find_kit_root(folder))

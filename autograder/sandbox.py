@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
+import platform
 import shutil
+import struct
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,13 +35,97 @@ FIX = (
 )
 
 
+SECCOMP_FD = "{seccomp-fd}"  # in a Launch's argv: replaced by the descriptor the filter is read from
+
+
 @dataclass(frozen=True)
 class Launch:
-    """The command line and environment of one worker."""
+    """The command line and environment of one worker (and the seccomp filter bwrap loads)."""
 
     argv: tuple[str, ...]
     env: dict[str, str]
     sandboxed: bool
+    seccomp: bytes = b""
+
+
+@contextlib.contextmanager
+def spawnable(launch: Launch) -> Iterator[tuple[list[str], tuple[int, ...]]]:
+    """The argv to run and the descriptors to pass: the seccomp filter is handed over in a pipe."""
+    if not launch.seccomp:
+        yield list(launch.argv), ()
+        return
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, launch.seccomp)  # a few hundred bytes: fits in the pipe
+        os.close(write_end)
+        write_end = -1
+        yield [str(read_end) if arg == SECCOMP_FD else arg for arg in launch.argv], (read_end,)
+    finally:
+        for fd in (read_end, write_end):
+            if fd >= 0:
+                os.close(fd)
+
+
+# -- seccomp: the few system calls a task never needs and the kernel would rather not see --------
+# Namespaces (a user namespace would give the task "root" over its own mounts), the kernel
+# keyring (not namespaced), and interfaces with a long record of kernel bugs. Everything else
+# is allowed: the uid, the namespaces and the rlimits are the sandbox, this only narrows it.
+_SYSCALLS = {
+    "x86_64": {
+        "arch": 0xC000003E, "clone": 56, "clone3": 435,
+        "deny": [272, 308, 165, 166, 155, 250, 248, 249, 321, 298, 323, 425, 426, 427, 428, 429, 430, 431,
+                 432, 433, 442, 246, 320, 175, 313, 176, 163, 167, 168, 169],
+    },
+    "aarch64": {
+        "arch": 0xC00000B7, "clone": 220, "clone3": 435,
+        "deny": [97, 268, 40, 39, 41, 219, 217, 218, 280, 241, 282, 425, 426, 427, 428, 429, 430, 431, 432,
+                 433, 442, 104, 294, 105, 273, 106, 89, 224, 225, 142],
+    },
+}  # fmt: skip
+_NAMESPACE_FLAGS = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+_X32_BIT = 0x40000000
+
+
+def seccomp_filter(machine: str | None = None) -> bytes:
+    """A classic-BPF seccomp program (as bwrap --seccomp reads it), or b"" on other machines.
+
+    Denied calls fail with EPERM; clone3 fails with ENOSYS so that libc falls back to clone, whose
+    flags a filter can see; clone with a namespace flag fails with EPERM; other ABIs (i386, x32)
+    are refused entirely.
+    """
+    table = _SYSCALLS.get(machine or platform.machine())
+    if table is None:
+        return b""
+    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    deny: list[int] = table["deny"]  # type: ignore[assignment]
+    # Layout: header, one jeq per denied call, clone3, clone, allow, clone-flags check, deny, enosys.
+    deny_at = 5 + len(deny) + 2 + 1 + 3  # index of the "deny" return
+    program: list[tuple[int, int, int, int]] = [
+        (ld, 0, 0, 4),  # architecture
+        (jeq, 1, 0, table["arch"]),
+        (ret, 0, 0, eperm),
+        (ld, 0, 0, 0),  # system call number
+    ]
+    if table["arch"] == 0xC000003E:
+        program.append((jset, deny_at - 5, 0, _X32_BIT))
+    else:
+        program.append((jeq, 0, 0, 0))  # keep the layout: a jump of 0
+    for index, number in enumerate(deny):
+        here = 5 + index
+        program.append((jeq, deny_at - here - 1, 0, number))
+    here = len(program)
+    program.append((jeq, deny_at + 1 - here - 1, 0, table["clone3"]))
+    here = len(program)
+    program.append((jeq, 1, 0, table["clone"]))
+    program.append((ret, 0, 0, allow))
+    program.append((ld, 0, 0, 16))  # clone's flags (low half of the first argument)
+    program.append((jset, 1, 0, _NAMESPACE_FLAGS))
+    program.append((ret, 0, 0, allow))
+    assert len(program) == deny_at
+    program.append((ret, 0, 0, eperm))
+    program.append((ret, 0, 0, enosys))
+    return b"".join(struct.pack("=HBBI", *insn) for insn in program)
 
 
 def _worker_argv(python: str, sandboxed: bool) -> list[str]:
@@ -93,6 +181,9 @@ def bwrap_launch(slot: int, uid_base: int) -> Launch:
     for key, value in SANDBOX_ENV.items():
         argv += ["--setenv", key, value]
     argv += ["--chdir", "/tmp"]
+    program = seccomp_filter()
+    if program:
+        argv += ["--seccomp", SECCOMP_FD]
     if os.geteuid() == 0:
         # Root keeps only the capability to change uid, then setpriv drops to the slot's uid
         # for good: no capabilities, no new privileges, no groups.
@@ -104,7 +195,7 @@ def bwrap_launch(slot: int, uid_base: int) -> Launch:
     else:
         argv += ["--unshare-user", "--uid", "65534", "--gid", "65534", "--"]
     argv += _worker_argv(sys.executable, sandboxed=True)
-    return Launch(tuple(argv), {}, True)
+    return Launch(tuple(argv), {}, True, program)
 
 
 def bare_launch() -> Launch:
@@ -264,14 +355,21 @@ def _remove_stale(parents: set[Path]) -> None:
 
 
 def check_available(uid_base: int) -> None:
-    """Refuse to grade when isolation does not work here; the message says how to fix it."""
+    """Refuse to grade when isolation does not work here; the message says how to fix it.
+
+    Runs `id -u` with the worker's sandbox arguments, seccomp filter included, and checks that
+    it ran as the worker's unprivileged uid.
+    """
     launch = bwrap_launch(0, uid_base)
-    probe = list(launch.argv[: launch.argv.index("-I") - 1]) + ["/usr/bin/true"]
-    # Run `true` with the same sandbox arguments in place of the worker.
+    cut = dataclasses.replace(launch, argv=launch.argv[: launch.argv.index("-I") - 1] + ("/usr/bin/id", "-u"))
     try:
-        done = subprocess.run(probe, capture_output=True, timeout=30, env=launch.env)
+        with spawnable(cut) as (argv, fds):
+            done = subprocess.run(argv, capture_output=True, timeout=30, env=launch.env, pass_fds=fds)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SandboxUnavailable(f"the sandbox could not start ({exc}): {FIX}") from None
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip()[:300]
         raise SandboxUnavailable(f"the sandbox could not start ({detail}): {FIX}")
+    want = str(uid_base) if os.geteuid() == 0 else "65534"
+    if done.stdout.decode("utf-8", "replace").strip() != want:
+        raise SandboxUnavailable(f"the sandbox did not switch to uid {want}: {FIX}")

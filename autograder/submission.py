@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import stat
 import sys
 import zipfile
@@ -13,6 +14,8 @@ from pathlib import Path, PurePosixPath
 MAX_FILE_BYTES = 1024 * 1024
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 MAX_ZIP_ENTRIES = 2000
+MAX_NESTING = 4  # folders inside folders before the files (as zips of a folder are made)
+MAX_SHOWN_NAME = 120  # characters of a file name quoted in a note
 NEVER_RUN = {"conftest.py", "sitecustomize.py", "usercustomize.py", "__init__.py", "__main__.py"}
 
 
@@ -34,6 +37,13 @@ def shadowed_names() -> frozenset[str]:
     return frozenset(n.lower() for n in names)
 
 
+def shown(name: str) -> str:
+    """A file name as notes quote it: valid Unicode (undecodable bytes replaced), clipped."""
+    text = os.fsencode(name).decode("utf-8", "replace") if isinstance(name, str) else str(name)
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= MAX_SHOWN_NAME else text[:MAX_SHOWN_NAME] + "..."
+
+
 def _refusal(name: str, given: tuple[str, ...]) -> str:
     stem = name.removesuffix(".py")
     if name in given:
@@ -49,38 +59,54 @@ def _refusal(name: str, given: tuple[str, ...]) -> str:
     return ""
 
 
-def _accept(name: str, data: bytes, given: tuple[str, ...], files: dict[str, bytes], notes: list[str]) -> None:
+def _accept(
+    name: str, data: bytes, given: tuple[str, ...], files: dict[str, bytes], notes: list[str]
+) -> None:
     if not name.endswith((".py", ".pth")):
         return  # data, notes and notebooks' leftovers are not code to run
     reason = _refusal(name, given)
     if reason:
-        notes.append(f"`{name}` was ignored: {reason}.")
+        notes.append(f"`{shown(name)}` was ignored: {reason}.")
         return
     if len(data) > MAX_FILE_BYTES:
-        notes.append(f"`{name}` was ignored: it is larger than {MAX_FILE_BYTES // 1024} KB.")
+        notes.append(f"`{shown(name)}` was ignored: it is larger than {MAX_FILE_BYTES // 1024} KB.")
         return
     files[name] = data
 
 
-def _from_folder(folder: Path, given: tuple[str, ...]) -> Collected:
+def _read_regular(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of a regular file, never through a link (None for anything else)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return handle.read(limit)
+
+
+def _from_folder(folder: Path, given: tuple[str, ...], depth: int = 0) -> Collected:
     entries = sorted(folder.iterdir())
     py = [e for e in entries if e.name.endswith(".py")]
     dirs = [e for e in entries if e.is_dir() and not e.is_symlink() and not e.name.startswith((".", "__"))]
-    if not py and len(dirs) == 1:  # a folder inside the folder, as many zips are made
-        return _from_folder(dirs[0], given)
+    if not py and len(dirs) == 1 and depth < MAX_NESTING:  # a folder inside the folder, as many zips are made
+        return _from_folder(dirs[0], given, depth + 1)
     files: dict[str, bytes] = {}
     notes: list[str] = []
     for entry in entries:
         if entry.is_symlink():
-            notes.append(f"`{entry.name}` was ignored: links are not followed.")
+            notes.append(f"`{shown(entry.name)}` was ignored: links are not followed.")
             continue
-        if not entry.is_file():
+        if not entry.name.endswith((".py", ".pth")) or not entry.is_file():
             continue
-        if entry.stat().st_size > MAX_FILE_BYTES:
-            if entry.name.endswith(".py"):
-                notes.append(f"`{entry.name}` was ignored: it is larger than {MAX_FILE_BYTES // 1024} KB.")
+        data = _read_regular(entry, MAX_FILE_BYTES + 1)
+        if data is None:
             continue
-        _accept(entry.name, entry.read_bytes(), given, files, notes)
+        if len(data) > MAX_FILE_BYTES:
+            notes.append(f"`{shown(entry.name)}` was ignored: it is larger than {MAX_FILE_BYTES // 1024} KB.")
+            continue
+        _accept(entry.name, data, given, files, notes)
     problem = "" if files else "the folder holds no Python files of the assignment"
     return Collected(files, tuple(notes), problem)
 
@@ -88,8 +114,9 @@ def _from_folder(folder: Path, given: tuple[str, ...]) -> Collected:
 def _from_zip(path: Path, given: tuple[str, ...]) -> Collected:
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        return Collected({}, (), f"`{path.name}` is not a readable zip file ({exc}); submit a zip of your folder")
+    except Exception as exc:  # BadZipFile, OSError, and whatever a malformed archive makes zipfile raise
+        problem = f"`{shown(path.name)}` is not a readable zip file ({shown(str(exc))})"
+        return Collected({}, (), problem + "; submit a zip of your folder")
     files: dict[str, bytes] = {}
     notes: list[str] = []
     total = 0
@@ -101,39 +128,51 @@ def _from_zip(path: Path, given: tuple[str, ...]) -> Collected:
         for info in sorted(py_infos, key=lambda i: i.filename):
             parts = PurePosixPath(info.filename.replace("\\", "/")).parts
             name = parts[-1] if parts else ""
+            quoted = f"`{shown(info.filename)}`"
             if info.filename.startswith("/") or ".." in parts:
-                notes.append(f"`{info.filename}` was ignored: paths outside the folder are not allowed.")
+                notes.append(f"{quoted} was ignored: paths outside the folder are not allowed.")
                 continue
             if stat.S_ISLNK(info.external_attr >> 16):
-                notes.append(f"`{info.filename}` was ignored: links are not followed.")
+                notes.append(f"{quoted} was ignored: links are not followed.")
                 continue
             if parts[0] in ("__MACOSX",) or len(parts) > 3:
                 continue
+            too_big = f"{quoted} was ignored: it unpacks to more than {MAX_FILE_BYTES // 1024} KB."
             if info.file_size > MAX_FILE_BYTES or total + info.file_size > MAX_TOTAL_BYTES:
-                notes.append(f"`{info.filename}` was ignored: it unpacks to more than {MAX_FILE_BYTES // 1024} KB.")
+                notes.append(too_big)
                 continue
             try:
                 with archive.open(info) as handle:
                     data = handle.read(MAX_FILE_BYTES + 1)  # never trust the declared size
-            except (zipfile.BadZipFile, OSError, RuntimeError, EOFError) as exc:
-                notes.append(f"`{info.filename}` could not be unpacked ({exc}).")
+            except Exception as exc:  # corrupt data (zlib.error), encryption, unknown compression...
+                notes.append(f"{quoted} could not be unpacked ({shown(str(exc))}).")
                 continue
-            if len(data) > MAX_FILE_BYTES:
-                notes.append(f"`{info.filename}` was ignored: it unpacks to more than {MAX_FILE_BYTES // 1024} KB.")
+            if len(data) > MAX_FILE_BYTES or total + len(data) > MAX_TOTAL_BYTES:
+                notes.append(too_big)
                 continue
             total += len(data)
             if name in files:
-                notes.append(f"`{info.filename}` was ignored: another `{name}` came first.")
+                notes.append(f"{quoted} was ignored: another `{shown(name)}` came first.")
                 continue
             _accept(name, data, given, files, notes)
-    problem = "" if files else f"`{path.name}` holds no Python files of the assignment"
+    problem = "" if files else f"`{shown(path.name)}` holds no Python files of the assignment"
     return Collected(files, tuple(notes), problem)
 
 
 def collect(path: Path, given: tuple[str, ...] = ()) -> Collected:
-    """The files of one submission: a folder of .py files, or a .zip of one."""
+    """The files of one submission: a folder of .py files, or a .zip of one.
+
+    Never raises for anything in the submission: what cannot be read becomes a note or a problem.
+    """
+    try:
+        return _collect(path, given)
+    except (OSError, RecursionError, ValueError) as exc:
+        return Collected({}, (), f"`{shown(path.name)}` could not be read ({shown(str(exc))})")
+
+
+def _collect(path: Path, given: tuple[str, ...]) -> Collected:
     if path.is_symlink():
-        return Collected({}, (), f"`{path.name}` is a link; submit the folder or zip itself")
+        return Collected({}, (), f"`{shown(path.name)}` is a link; submit the folder or zip itself")
     if path.is_dir():
         return _from_folder(path, given)
     if path.suffix.lower() == ".zip":
@@ -141,11 +180,12 @@ def collect(path: Path, given: tuple[str, ...] = ()) -> Collected:
     if path.suffix == ".py":
         files: dict[str, bytes] = {}
         notes: list[str] = []
-        _accept(path.name, path.read_bytes()[: MAX_FILE_BYTES + 1], given, files, notes)
-        return Collected(files, tuple(notes), "" if files else f"`{path.name}` cannot be graded")
-    return Collected({}, (), f"`{path.name}` is neither a folder nor a .zip; submit one of those")
+        _accept(path.name, _read_regular(path, MAX_FILE_BYTES + 1) or b"", given, files, notes)
+        return Collected(files, tuple(notes), "" if files else f"`{shown(path.name)}` cannot be graded")
+    return Collected({}, (), f"`{shown(path.name)}` is neither a folder nor a .zip; submit one of those")
 
 
 def student_name(path: Path) -> str:
     """The student's id as the submission's name (`ada.zip` and `ada/` are both `ada`)."""
-    return path.name.removesuffix(".zip").removesuffix(".ipynb") if path.is_file() else path.name
+    name = path.name.removesuffix(".zip").removesuffix(".ipynb") if path.is_file() else path.name
+    return os.fsencode(name).decode("utf-8", "replace")  # undecodable bytes of a name: replaced

@@ -686,15 +686,18 @@ class Template:
         return clean
 
     def _wait_for(self, pid: int) -> int:
+        """The relay's exit status. A relay stopped by the task's processes (SIGSTOP) is killed."""
         while True:
             try:
-                reaped, status = os.waitpid(-1, 0)
+                reaped, status = os.waitpid(-1, os.WUNTRACED)
             except ChildProcessError:
                 return 0
-            except InterruptedError:
+            if reaped != pid:
                 continue
-            if reaped == pid:
-                return status
+            if os.WIFSTOPPED(status):
+                os.kill(pid, signal.SIGKILL)
+                continue
+            return status
 
     def _learn_probes(self, fd: int) -> None:
         data = bytearray()

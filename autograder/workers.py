@@ -22,7 +22,7 @@ from . import codec
 from .checks import StudentCodeError, WorkerLost
 from .config import TaskConfig
 from .errors import WorkerProtocolError
-from .sandbox import Cgroup, Launch
+from .sandbox import Cgroup, Launch, spawnable
 from .session import call_seed, unpack_answer
 
 STARTUP_TIMEOUT = 120.0
@@ -90,20 +90,21 @@ class WorkerProcess:
     def start(self) -> None:
         self.stop()
         self.starts += 1
-        argv: list[str] = list(self.launch.argv)
         if self.launch.sandboxed:
             self.cgroup = Cgroup.create(str(self.starts))
+        with spawnable(self.launch) as (argv, fds):
             if self.cgroup is not None:
-                argv = self.cgroup.wrap(self.launch.argv)
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=self.launch.env,
-            start_new_session=True,
-            close_fds=True,
-        )
+                argv = self.cgroup.wrap(tuple(argv))
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=self.launch.env,
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=fds,
+            )
         assert self.proc.stdin is not None
         os.set_blocking(self.proc.stdin.fileno(), False)
         self.buffer = bytearray()

@@ -8,12 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import SOLUTIONS, STUBS, sandbox_works
 
 from autograder.config import Kit
 from autograder.engine import Grader, grade_batch
 from autograder.gradebook import Gradebook
-
-from conftest import SOLUTIONS, STUBS, sandbox_works
 
 TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format",
             "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}  # fmt: skip

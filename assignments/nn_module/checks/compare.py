@@ -88,9 +88,3 @@ def require_array(obs: Any, call: str, shape: tuple[int, ...] | None, *,
     kind, params = problem
     key = (keys or {}).get(kind, f"common.wrong_{kind}")
     fail(key, call=call, **params)
-
-
-def compare(got: np.ndarray, want: np.ndarray, tol: float, key: str, **params: Any) -> None:
-    """Fail with `key` (given `error`, plus `params`) unless got is within tol of want."""
-    if not close(got, want, tol):
-        fail(key, error=describe(got, want), tol=f"{tol:g}", **params)

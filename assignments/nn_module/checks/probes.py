@@ -78,6 +78,13 @@ def _scalar(value: Any) -> dict[str, Any]:
     return {"type": _tname(value), "value": value if kind in (int, float) else None}
 
 
+# nn.Module's own methods, called unbound: a student's class cannot override what the probe reads.
+_named_parameters = nn.Module.named_parameters
+_named_buffers = nn.Module.named_buffers
+_named_modules = nn.Module.named_modules
+_state_dict = nn.Module.state_dict
+
+
 def _t(arr: Any) -> torch.Tensor:
     return torch.from_numpy(np.array(arr, copy=True))
 
@@ -101,7 +108,7 @@ def _load(model: nn.Module, arrays: dict[str, Any]) -> dict[str, Any]:
 
 
 def _params(model: nn.Module) -> dict[str, Any]:
-    named = list(model.named_parameters())
+    named = list(_named_parameters(model))
     return {
         "names": [n for n, _ in named],
         "types": [_tname(p) for _, p in named],
@@ -189,19 +196,19 @@ def _delivery(mod, x_mean, x_std, p_drop=None):
 
 def delivery_structure(mod, x_mean, x_std):
     model = _delivery(mod, x_mean, x_std)
-    buffers = dict(model.named_buffers())
+    buffers = dict(_named_buffers(model))
     plain = {
         name: _tname(model.__dict__[name])
         for name in ("x_mean", "x_std")
         if name in model.__dict__
     }
     return {
-        "state_keys": list(model.state_dict().keys()),
+        "state_keys": list(_state_dict(model).keys()),
         "buffer_names": list(buffers),
         "buffer_values": {n: _tensor(b) for n, b in buffers.items()},
         "plain_attrs": plain,
         "hidden_type": _tname(getattr(model, "hidden", None)),
-        "modules": [_tname(m) for _, m in model.named_modules()],
+        "modules": [_tname(m) for _, m in _named_modules(model)],
         **_params(model),
     }
 
@@ -217,7 +224,7 @@ def delivery_double(mod, x_mean, x_std, x):
     with torch.no_grad():
         out = model(_t(x).double())
     return {
-        "state_dtypes": {k: str(v.dtype).replace("torch.", "") for k, v in model.state_dict().items()},
+        "state_dtypes": {k: str(v.dtype).replace("torch.", "") for k, v in _state_dict(model).items()},
         "plain_dtypes": plain,
         "out": _tensor(out),
     }
@@ -236,7 +243,7 @@ def delivery_forward(mod, x_mean, x_std, state, xs):
 
 def delivery_train_mode(mod, x_mean, x_std, p_drop, x):
     model = _delivery(mod, x_mean, x_std, p_drop)
-    dropout_ps = [float(m.p) for m in model.modules() if isinstance(m, nn.Dropout)]
+    dropout_ps = [float(m.p) for _, m in _named_modules(model) if isinstance(m, nn.Dropout)]
     xt = _t(x)
     model.train()
     with torch.no_grad():
@@ -253,7 +260,7 @@ def delivery_predict(mod, x_mean, x_std, state, x, calls):
     if not load["ok"] or load["error"]:
         return {"load": load, "outs": [], "seen": []}
     model.train()
-    dropouts = [m for m in model.modules() if isinstance(m, nn.Dropout)]
+    dropouts = [m for _, m in _named_modules(model) if isinstance(m, nn.Dropout)]
     seen = []
 
     def hook(module, args, out):
@@ -353,7 +360,7 @@ def _module_obs(model: nn.Module) -> dict[str, Any]:
         optimizer = None
     except Exception as exc:
         optimizer = _exc(exc)
-    return {"state_keys": list(model.state_dict().keys()), "optimizer_error": optimizer, **_params(model)}
+    return {"state_keys": list(_state_dict(model).keys()), "optimizer_error": optimizer, **_params(model)}
 
 
 def containers_fixedmlp(mod, sizes):
@@ -370,7 +377,6 @@ def containers_twohead(mod, x):
     obs = {"heads_type": _tname(heads), "out_type": _tname(out), "out": None, **_module_obs(model)}
     if type(out) in (dict, OrderedDict):
         obs["out"] = {str(k): _tensor(v) for k, v in out.items()}
-        obs["out_keys"] = [_tname(k) if type(k) is not str else k for k in out]
     return obs
 
 
@@ -382,7 +388,7 @@ def containers_double(mod, fixed_sizes, x_fixed, x_two):
         ("TwoHead", mod.TwoHead(), x_two),
     ):
         model = model.double()
-        linears = [m for m in _all_linears(model)]
+        linears = _all_linears(model)
         with torch.no_grad():
             out = model(_t(x).double())
         outs = out.values() if type(out) in (dict, OrderedDict) else [out]
@@ -531,8 +537,8 @@ class _Payload:
         return (os.mkdir, (self.marker,))
 
 
-def checkpoint_refuse(mod, state, kind):
-    """load_weights on a whole pickled module, or on a state_dict carrying a code payload."""
+def checkpoint_refuse(mod, state, kind, loader):
+    """load_weights/load_partial on a whole pickled module, or on a state_dict carrying a payload."""
     folder = tempfile.mkdtemp(prefix="ckpt_")
     path = os.path.join(folder, "weights.pt")
     marker = os.path.join(folder, "payload_ran")
@@ -543,7 +549,8 @@ def checkpoint_refuse(mod, state, kind):
         evil = OrderedDict(source.state_dict())
         evil["payload"] = _Payload(marker)
         torch.save(evil, path)
-    return _call_load(mod.load_weights, _ckpt_model(), path, marker)
+    fn = mod.load_partial if loader == "load_partial" else mod.load_weights
+    return _call_load(fn, _ckpt_model(), path, marker)
 
 
 def checkpoint_partial(mod, state, renamed):

@@ -11,11 +11,13 @@ import numpy as np
 from autograder.checks import StudentCodeError, TaskSession, fail
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_TMP_PATH = re.compile(r"[^\s'\"]*ckpt_[\w.-]+(/[\w.-]+)*")  # the probes' temporary folders
 
 
 def _clean(text: str, limit: int = 300) -> str:
     """A student's exception message, without memory addresses (feedback must be repeatable)."""
-    text = _ADDRESS.sub("", text).strip()
+    text = _TMP_PATH.sub("<path>", _ADDRESS.sub("", _ANSI.sub("", text))).strip()
     return text if len(text) <= limit else text[:limit] + "..."
 
 
@@ -51,6 +53,16 @@ def raised_name(obs: Any) -> str:
     if obs is None:
         return "no exception"
     return f"{obs['type']}: {_clean(obs['message'], 200)}"
+
+
+def load_problem(load: dict, allowed: tuple[str, ...] = ()) -> str | None:
+    """Why the check's weights could not all be loaded into the student's model (None: all loaded)."""
+    if load["error"]:
+        return raised_name(load["error"])
+    unexpected = [k for k in load["unexpected"] if k not in allowed]
+    parts = [f"missing keys {load['missing']}"] if load["missing"] else []
+    parts += [f"unexpected keys {unexpected} (no registered layer holds them)"] if unexpected else []
+    return "; ".join(parts) or None
 
 
 def fail_if_not_implemented(raised: Any, call_text: str) -> None:

@@ -33,10 +33,10 @@ def _value(obs, what: str) -> int:
 
 @points(2)
 def test_known_stacks(worker, params):
-    """count_linear_stack gives the lesson's counts: [3,16,8,1] -> 209, [784,256,128,10] -> 235146 (234752 without bias)"""
+    """count_linear_stack: [3,16,8,1] -> 209, [784,256,128,10] -> 235146 (234752 without bias)"""
     cases = [[list(sizes), bias] for sizes, bias, _ in params.counting.known_stacks]
     obs = call(worker, "counting_stack", "count_linear_stack(sizes, bias)", cases=cases)
-    for (sizes, bias, want), got in zip(params.counting.known_stacks, obs):
+    for (sizes, bias, want), got in zip(params.counting.known_stacks, obs, strict=True):
         what = f"count_linear_stack({list(sizes)}, bias={bias})"
         fail_if_not_implemented(got["raised"], what)
         if got["raised"]:
@@ -51,7 +51,7 @@ def test_stack_value_error(worker, params):
     """count_linear_stack raises ValueError for fewer than two sizes or a size < 1"""
     cases = [[list(sizes), True] for sizes in params.counting.bad_stacks]
     obs = call(worker, "counting_stack", "count_linear_stack(sizes)", cases=cases)
-    for sizes, got in zip(params.counting.bad_stacks, obs):
+    for sizes, got in zip(params.counting.bad_stacks, obs, strict=True):
         what = f"count_linear_stack({list(sizes)})"
         fail_if_not_implemented(got["raised"], what)
         if got["raised"] is None or got["raised"]["type"] != "ValueError":

@@ -25,9 +25,9 @@ def structure(worker, params):
 
 @points(3)
 def test_buffers(worker, params):
-    """x_mean and x_std are registered buffers (not parameters, not plain attributes) holding the given values"""
+    """x_mean and x_std are registered buffers (not parameters or plain attributes) with the given values"""
     obs = structure(worker, params)
-    given = dict(zip(params.delivery.buffers, buffers_in(params)))
+    given = dict(zip(params.delivery.buffers, buffers_in(params), strict=True))
     for name, value in given.items():
         if name in obs["names"]:
             fail("delivery.buffer_is_parameter", name=name)
@@ -40,7 +40,8 @@ def test_buffers(worker, params):
             fail("delivery.buffer_value", name=name, got=f"{buf['type']} {fmt_shape(buf.get('shape', ()))}",
                  want=f"Tensor {fmt_shape(value.shape)}")
         if not np.array_equal(buf["values"].astype(np.float64), value.astype(np.float64)):
-            fail("delivery.buffer_value", name=name, got=str(buf["values"].tolist()), want=str(value.tolist()))
+            fail("delivery.buffer_value", name=name, got=str(buf["values"].tolist()),
+                 want=str(value.tolist()))
 
 
 @points(3)
@@ -70,7 +71,7 @@ def test_parameter_count(worker, params):
         if obs["count"] == 0 or obs["hidden_type"] in ("list", "tuple"):
             fail("delivery.hidden_list", got_type=obs["hidden_type"], keys=obs["state_keys"])
         fail("delivery.count", got=obs["count"], want=dp.n_params, names=obs["names"])
-    shapes = {n: tuple(s) for n, s in zip(obs["names"], obs["shapes"])}
+    shapes = {n: tuple(s) for n, s in zip(obs["names"], obs["shapes"], strict=True)}
     for name, shape in dp.weight_shapes:
         if shapes.get(name) != tuple(shape):
             got = fmt_shape(shapes[name]) if name in shapes else "no such parameter"

@@ -31,7 +31,7 @@ def test_value_error(worker, params):
     dp = params.dropout
     ps = list(dp.bad_p) + list(dp.valid_p)
     obs = call(worker, "dropout_construct", "Dropout(p, rng)", ps=ps)
-    for p, raised in zip(ps, obs):
+    for p, raised in zip(ps, obs, strict=True):
         what = f"Dropout({p}, rng)"
         fail_if_not_implemented(raised, what)
         if p in dp.bad_p and (raised is None or raised["type"] != "ValueError"):

@@ -47,6 +47,8 @@ def run_linear(worker, x, W, b, tol: float) -> None:
         return
     if W.shape[0] == W.shape[1] and close(got, x @ W + b, tol):
         fail("numpy_forward.no_transpose", call=what)
+    if close(got, x @ W.T, tol):
+        fail("numpy_forward.no_bias", call=what)
     fail("numpy_forward.linear_values", call=what, error=describe(got, want))
 
 
@@ -61,6 +63,8 @@ def test_linear_lesson_example(worker, params):
     got = require_array(obs, what, (1, 2), types=ARRAY, keys=LINEAR_KEYS)
     want = np.array([nf.lesson_y])
     if not close(got, want, params.tol.float64):
+        if close(got, x @ W.T, params.tol.float64):
+            fail("numpy_forward.no_bias", call=what)
         fail("numpy_forward.linear_values", call=what, error=describe(got, want))
     gen = rng(nf.input_seed)
     run_linear(worker, gen.normal(size=(4, 5)), gen.normal(size=(3, 5)), gen.normal(size=3),

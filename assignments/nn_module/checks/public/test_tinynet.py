@@ -40,7 +40,7 @@ def test_registration(worker, params):
         fail("tinynet.not_module", got_type=obs["model_type"])
     if obs["names"] != list(tp.names):
         fail("tinynet.names", names=obs["names"] or "nothing", want=list(tp.names))
-    bad = [f"{n}: {t}" for n, t in zip(obs["names"], obs["types"]) if t != "Parameter"]
+    bad = [f"{n}: {t}" for n, t in zip(obs["names"], obs["types"], strict=True) if t != "Parameter"]
     if bad:
         fail("tinynet.param_types", bad=", ".join(bad))
 
@@ -52,8 +52,8 @@ def test_weight_shapes(worker, params):
     sizes = (tp.in_features, tp.hidden, tp.out_features)
     obs = structure(worker, sizes)
     want = expected_shapes(*sizes)
-    got = {n: tuple(s) for n, s in zip(obs["names"], obs["shapes"])}
-    for name, shape in zip(tp.names, want):
+    got = {n: tuple(s) for n, s in zip(obs["names"], obs["shapes"], strict=True)}
+    for name, shape in zip(tp.names, want, strict=True):
         if name not in got:
             fail("tinynet.names", names=obs["names"] or "nothing", want=list(tp.names))
         if got[name] != shape:
@@ -66,7 +66,7 @@ def test_losses_are_floats(worker, params):
     """train_tinynet returns a list with one plain Python float per epoch"""
     tp = params.tinynet
     obs, what = train_short(worker, params)
-    if obs["type"] not in ("list", "tuple"):
+    if obs["type"] != "list":
         fail("tinynet.losses_type", call=what, got_type=obs["type"])
     if obs["len"] != tp.short_epochs:
         fail("tinynet.loss_count", call=what, got=obs["len"], epochs=tp.short_epochs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from itertools import pairwise
 
 import numpy as np
 
@@ -10,7 +11,7 @@ from autograder.checks import fail, points
 
 from ..compare import close, describe, fmt_shape, require_array
 from ..params import default
-from ..support import call, mlp_state, relu, rng
+from ..support import call, load_problem, mlp_state, relu, rng
 from . import _ref
 
 P = default().containers
@@ -19,7 +20,7 @@ P = default().containers
 @functools.lru_cache(maxsize=8)
 def _fixed_case(k: int) -> tuple[tuple[int, ...], dict[str, np.ndarray], np.ndarray]:
     sizes = P.forward_sizes[k]
-    layers = [(f"layers.{i}", a, b) for i, (a, b) in enumerate(zip(sizes, sizes[1:]))]
+    layers = [(f"layers.{i}", a, b) for i, (a, b) in enumerate(pairwise(sizes))]
     state = mlp_state(P.state_seed + k, layers, scale=2.0)  # larger weights: some outputs negative
     x = rng(P.state_seed + 50 + k).normal(0, 2.0, (P.batch, sizes[0])).astype(np.float32)
     return sizes, state, x
@@ -51,15 +52,14 @@ def _relu_after_last(k: int) -> np.ndarray:
 
 
 def _load_or_fail(obs, model: str) -> None:
-    load = obs["load"]
-    if load["error"] or load["missing"]:
-        detail = load["error"]["message"] if load["error"] else f"missing keys {load['missing']}"
+    detail = load_problem(obs["load"])
+    if detail:
         fail("containers.forward_load", model=model, detail=detail)
 
 
 @points(3)
 def test_fixedmlp_matches_reference(worker, params):
-    """With the same weights, FixedMLP's output equals the reference's (ReLU between layers, not after the last)"""
+    """With the same weights, FixedMLP equals the reference (ReLU between layers, none after the last)"""
     tol = params.tol.float32
     for k in range(len(P.forward_sizes)):
         sizes, state, x = _fixed_case(k)
@@ -78,7 +78,7 @@ def test_fixedmlp_matches_reference(worker, params):
 @functools.lru_cache(maxsize=1)
 def _twohead_case() -> tuple[dict[str, np.ndarray], np.ndarray]:
     layers = [("body.0", P.in_features, P.body)] + [
-        (f"heads.{n}", P.body, w) for n, w in zip(P.head_names, P.head_widths)
+        (f"heads.{n}", P.body, w) for n, w in zip(P.head_names, P.head_widths, strict=True)
     ]
     state = mlp_state(P.state_seed + 99, layers, scale=2.0)
     x = rng(P.state_seed + 98).normal(0, 2.0, (P.batch, P.in_features)).astype(np.float32)
@@ -106,7 +106,7 @@ def test_twohead_matches_reference(worker, params):
     if obs["out"] is None:
         fail("containers.twohead_out_type", got_type=obs["out_type"])
     want = reference_twohead()
-    for name, width in zip(P.head_names, P.head_widths):
+    for name, width in zip(P.head_names, P.head_widths, strict=True):
         if name not in obs["out"]:
             fail("containers.twohead_out_keys", keys=sorted(obs["out"]), want=sorted(P.head_names))
         what = f'TwoHead()(x)["{name}"]'

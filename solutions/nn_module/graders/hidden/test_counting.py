@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -76,7 +77,7 @@ def truth(spec: dict) -> dict:
 @example(sizes=[5, 9, 2, 4], bias=True)
 def test_random_stacks(worker, params, sizes, bias):
     """count_linear_stack equals the parameter count of the same nn.Linear stack, for random sizes"""
-    want = sum(b * a + (b if bias else 0) for a, b in zip(sizes, sizes[1:]))
+    want = sum(b * a + (b if bias else 0) for a, b in pairwise(sizes))
     obs = call(worker, "counting_stack", "count_linear_stack(sizes, bias)", cases=[[sizes, bias]])[0]
     what = f"count_linear_stack({sizes}, bias={bias})"
     fail_if_not_implemented(obs["raised"], what)

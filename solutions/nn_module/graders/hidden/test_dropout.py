@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 
 from autograder.checks import fail, points
@@ -47,7 +49,7 @@ def test_fresh_independent_mask(worker, params):
         lines = masks[0] if axis == 0 else masks[0].T
         if len(np.unique(lines, axis=0)) < len(lines):  # 2**-32 per pair for independent draws
             fail("dropout.mask_not_independent", call=what, what=name)
-    for a, b in zip(masks, masks[1:]):
+    for a, b in pairwise(masks):
         if np.array_equal(a, b):
             fail("dropout.same_mask", call=what, calls=P.calls)
 
@@ -70,8 +72,9 @@ def test_h_untouched(worker, params):
     """Calling the layer never modifies h in place"""
     h = signed_h(P.h_seed + 4, P.small_shape)
     _, h_after, what = sample(worker, 0.5, h, P.rng_seed)
-    if type(h_after) is not np.ndarray or h_after.shape != h.shape or not np.array_equal(h_after, h):
-        changed = int(np.sum(h_after != h)) if type(h_after) is np.ndarray and h_after.shape == h.shape else h.size
+    same_shape = type(h_after) is np.ndarray and h_after.shape == h.shape
+    if not same_shape or not np.array_equal(h_after, h):
+        changed = int(np.sum(h_after != h)) if same_shape else h.size
         fail("dropout.in_place", call=what, changed=changed, size=h.size)
 
 

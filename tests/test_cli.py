@@ -1,0 +1,50 @@
+"""The CLI is thin and friendly: commands listed, errors as one line with an exit code."""
+
+from __future__ import annotations
+
+import shutil
+
+from click.testing import CliRunner
+from conftest import ROOT, SOLUTIONS, STUBS
+
+from autograder.cli import main
+
+
+def test_help_lists_every_command():
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0
+    for command in ["build", "check", "doctor", "export", "grade", "gradescope"]:
+        assert command in result.output
+
+
+def test_build_check_reports_sync():
+    result = CliRunner().invoke(main, ["build", "nn_module", "--check", "--kit", str(ROOT)])
+    assert result.exit_code == 0, result.output
+    assert "in sync" in result.output
+
+
+def test_selfcheck_runs_public_checks_only(tmp_path):
+    work = tmp_path / "work"
+    shutil.copytree(STUBS, work, ignore=shutil.ignore_patterns("checks", "README.md"))
+    shutil.copy(SOLUTIONS / "counting.py", work / "counting.py")
+    result = CliRunner().invoke(main, ["check", str(work), "--kit", str(ROOT)])
+    assert result.exit_code == 0, result.output
+    assert "counting" in result.output and "PASS" in result.output and "FAIL" in result.output
+    assert "NotImplementedError" in result.output
+    assert "public checks:" in result.output
+
+
+def test_unknown_assignment_is_one_clear_line(tmp_path):
+    (tmp_path / "class").mkdir()
+    result = CliRunner().invoke(
+        main, ["grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--assignment", "nope",
+               "--kit", str(ROOT)],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "unknown assignment 'nope'" in result.output
+
+
+def test_missing_kit_says_what_to_do(tmp_path):
+    result = CliRunner().invoke(main, ["doctor", "--kit", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "grading.toml" in result.output
