@@ -160,8 +160,9 @@ def doctor(kit_dir: Path | None) -> None:
 def _register() -> None:
     from .cli_export import export, gradescope
     from .cli_lti import lti, publish
+    from .notebook import notebook_cli
 
-    for command in (export, gradescope, publish, lti):
+    for command in (export, gradescope, publish, lti, notebook_cli):
         main.add_command(command)
 
 
