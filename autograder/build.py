@@ -10,9 +10,10 @@ import re
 import shutil
 import tempfile
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jinja2
 
@@ -62,6 +63,15 @@ class StubItem:
     signature: str
     summary: str
     methods: tuple[str, ...]
+
+
+class TaskSpec(NamedTuple):
+    """A task as the student folder shows it: its id, its file and its points."""
+
+    id: str
+    file: str
+    points: float
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -251,6 +261,12 @@ def _assignment_config(kit_root: Path, assignment_id: str) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: no [assignments.{assignment_id}] table; add one with a title and its tasks."
         )
+    if "exam" in assignment:
+        raise ConfigError(
+            f"{path}: assignments.{assignment_id} is an exam, where every student gets their own "
+            f"numbers: build one folder per student with `autograder exam build --roster ROSTER.csv "
+            f"--out DIR --assignment {assignment_id}`."
+        )
     tasks = assignment.get("tasks", {})
     if not isinstance(tasks, dict) or not tasks:
         raise ConfigError(f"{path}: [assignments.{assignment_id}.tasks] is missing or empty.")
@@ -297,47 +313,112 @@ def _render_readme(context: dict[str, Any]) -> bytes:
     return env.get_template(README_TEMPLATE).render(**context).encode("utf-8")
 
 
+def public_checks(graders_dir: Path) -> dict[str, bytes]:
+    """The files of a graders folder a student may have (no hidden checks, no references)."""
+    return _tree_files(graders_dir, PRIVATE_NAMES)
+
+
 def generate(kit_root: Path, assignment_id: str) -> dict[str, bytes]:
     """Everything the student folder holds, as relative POSIX path -> bytes (nothing written)."""
+    config = _assignment_config(kit_root, assignment_id)
     source_dir = kit_root / "solutions" / assignment_id
     if not source_dir.is_dir():
         raise ConfigError(f"{source_dir} not found; the reference solutions live there.")
-    config = _assignment_config(kit_root, assignment_id)
+    tasks = [TaskSpec(tid, t["file"], t["points"], str(t.get("title", tid)))
+             for tid, t in config["tasks"].items()]
+    return render_student_folder(
+        source_dir, assignment_id, str(config.get("title", assignment_id)), tasks,
+        [str(name) for name in config.get("given", [])],
+    )  # fmt: skip
+
+
+def render_student_folder(
+    source_dir: Path,
+    assignment_id: str,
+    title: str,
+    tasks: Sequence[TaskSpec],
+    given: Sequence[str],
+    *,
+    sources: Mapping[str, str] | None = None,
+    checks: Mapping[str, bytes] | None = None,
+    exam: Mapping[str, Any] | None = None,
+) -> dict[str, bytes]:
+    """A student folder from the references in `source_dir`: stubs, given files, checks, README.
+
+    `sources` replaces the text of reference files (an exam variant's), `checks` the files of
+    checks/ (default: the public part of graders/; empty: no checks/), `exam` adds the exam's
+    part of the README (the student, their numbers, the window).
+    """
     files: dict[str, bytes] = {}
-    sources: dict[str, str] = {}
+    stripped_from: dict[str, str] = {}
     for path in sorted(source_dir.glob("*.py")):
         raw = path.read_bytes()
-        text = raw.decode("utf-8")
-        shown = f"solutions/{assignment_id}/{path.name}"
+        text = sources[path.name] if sources is not None and path.name in sources else raw.decode("utf-8")
+        shown = f"solutions/{source_dir.name}/{path.name}"
         if has_markers(text):
-            sources[path.name] = text
+            stripped_from[path.name] = text
             files[path.name] = strip_solutions(text, path.stem, shown).encode("utf-8")
         else:
-            files[path.name] = raw
-    checks = _tree_files(source_dir / GRADERS_DIR, PRIVATE_NAMES)
-    files.update({f"{CHECKS_DIR}/{rel}": data for rel, data in checks.items()})
+            files[path.name] = text.encode("utf-8") if sources is not None and path.name in sources else raw
+    shipped = public_checks(source_dir / GRADERS_DIR) if checks is None else dict(checks)
+    files.update({f"{CHECKS_DIR}/{rel}": data for rel, data in shipped.items()})
 
-    tasks: list[TaskDoc] = []
-    for task_id, task in config["tasks"].items():
-        name = task["file"]
-        if name not in files:
+    docs: list[TaskDoc] = []
+    for task in tasks:
+        if task.file not in files:
             raise ConfigError(
-                f"grading.toml: task {task_id} names {name}, which is not in {source_dir}."
+                f"grading.toml: task {task.id} names {task.file}, which is not in {source_dir}."
             )
-        text = sources.get(name, "")
-        items = stub_items(text, name) if text else ()
-        title = str(task.get("title", task_id))
-        tasks.append(TaskDoc(task_id, title, name, _points(task["points"]), items))
+        text = stripped_from.get(task.file, "")
+        items = stub_items(text, task.file) if text else ()
+        docs.append(TaskDoc(task.id, task.title or task.id, task.file, _points(task.points), items))
     context = {
         "assignment_id": assignment_id,
-        "title": str(config.get("title", assignment_id)),
-        "tasks": tasks,
-        "total_points": _points(sum(task["points"] for task in config["tasks"].values())),
-        "given": sorted(str(name) for name in config.get("given", [])),
-        "has_checks": bool(checks),
+        "title": title,
+        "tasks": docs,
+        "total_points": _points(sum(task.points for task in tasks)),
+        "given": sorted(given),
+        "has_checks": bool(shipped),
+        "exam": dict(exam) if exam else None,
     }
     files["README.md"] = _render_readme(context)
     return dict(sorted(files.items()))
+
+
+def solution_lines(source: str, filename: str, shortest: int = 20) -> set[str]:
+    """The stripped lines inside the solution regions of `source` (long enough to be telling)."""
+    lines = split_lines(source)
+    found: set[str] = set()
+    for region in find_regions(source, filename):
+        for line in lines[region.begin : region.end - 1]:
+            text = line.strip()
+            if len(text) >= shortest and not text.startswith("#"):
+                found.add(text)
+    return found
+
+
+def refuse_leaks(files: Mapping[str, bytes], references: Mapping[str, str], what: str) -> None:
+    """MarkerError if a student folder holds a solution marker, a hidden or reference file, or (in
+    the student's files and README) a line of a solution region. The public checks are exempt from
+    the last test only: they are the exercise's, probes build the graders' own models. Run on every
+    exam folder before anything is written."""
+    secret_lines: set[str] = set()
+    for name, text in references.items():
+        if has_markers(text):
+            secret_lines |= solution_lines(text, name)
+    for rel, data in files.items():
+        parts = rel.split("/")
+        if any(_is_private(part, ("hidden", "*reference*")) for part in parts):
+            raise MarkerError(f"{what}: {rel} is instructor-only (hidden checks or reference code)")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if has_markers(text):
+            raise MarkerError(f"{what}: {rel} still holds a '{BEGIN_MARKER}' region")
+        shown = sorted(secret_lines & {line.strip() for line in split_lines(text)})
+        if shown and parts[0] != CHECKS_DIR:
+            raise MarkerError(f"{what}: {rel} holds solution code ({shown[0]!r})")
 
 
 def _refuse_unsafe_target(target: Path, kit_root: Path, source_dir: Path) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from string import Formatter
+from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -49,6 +51,55 @@ class Ungraded:
 
 
 @dataclass(frozen=True)
+class VariantRow:
+    """The students of one exam variant and how the checks judged them (before late penalties)."""
+
+    code: str
+    description: str
+    students: tuple[str, ...]
+    mean: float
+    task_pct: dict[str, float]
+
+
+@dataclass(frozen=True)
+class OptionRow:
+    """One option of one knob: with many variants, this is where an unfair number shows."""
+
+    knob: str
+    option: str
+    students: int
+    mean: float
+    delta: float  # mean minus the mean of the whole class
+    task_pct: dict[str, float]
+    unfair: bool = False  # at least 3 students and 10% of the maximum below the class
+
+
+@dataclass(frozen=True)
+class SwapRow:
+    """A task that implements another variant's numbers than the student's own."""
+
+    student: str
+    task: str
+    found: str
+    own: str
+    own_score: float
+    found_score: float
+    max_score: float
+    matches: tuple[str, ...]  # classmates whose variant has exactly the numbers found
+
+
+@dataclass(frozen=True)
+class LateRow:
+    student: str
+    submitted_at: str
+    status: str
+    percent: float
+    penalty: float
+    raw: float
+    score: float
+
+
+@dataclass(frozen=True)
 class ClassSummary:
     """Every number the report shows, computed once from the gradebook's results."""
 
@@ -65,6 +116,11 @@ class ClassSummary:
     ungraded: tuple[Ungraded, ...]
     seconds: float
     generated: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    exam: bool = False
+    variants: tuple[VariantRow, ...] = ()
+    options: tuple[OptionRow, ...] = ()
+    swaps: tuple[SwapRow, ...] = ()
+    late: tuple[LateRow, ...] = ()
 
     @property
     def mean(self) -> float:
@@ -89,8 +145,93 @@ def _idea(messages: dict[str, dict[str, str]], key: str) -> str:
     return text.format_map(dict.fromkeys(names, "…")) if names else text
 
 
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def _show(value: Any) -> str:
+    from .exam import show
+
+    return show(value)
+
+
+def _task_pct(group: list[SubmissionResult], task_max: dict[str, float]) -> dict[str, float]:
+    pct = {}
+    for task, top in task_max.items():
+        scores = [t.score for r in group for t in r.tasks if t.task == task]
+        pct[task] = round(100 * statistics.fmean(scores) / top, 1) if scores and top else 0.0
+    return pct
+
+
+@dataclass(frozen=True)
+class ExamRows:
+    variants: tuple[VariantRow, ...] = ()
+    options: tuple[OptionRow, ...] = ()
+    swaps: tuple[SwapRow, ...] = ()
+    late: tuple[LateRow, ...] = ()
+
+
+def exam_rows(results: list[SubmissionResult], assignment: Assignment) -> ExamRows:
+    """Per variant, per knob option, suspected swaps and late submissions, from results' exam data."""
+    task_max = {t.id: t.points for t in assignment.tasks}
+    graded = [r for r in results if r.exam.get("variant")]
+    class_mean = statistics.fmean(r.raw_score for r in graded) if graded else 0.0
+    by_variant: dict[str, list[SubmissionResult]] = defaultdict(list)
+    by_option: dict[tuple[str, str], list[SubmissionResult]] = defaultdict(list)
+    option_text: dict[tuple[str, str], str] = {}
+    for r in graded:
+        by_variant[r.exam["variant"]].append(r)
+        for knob, value in r.exam.get("choices", {}).items():
+            by_option[(knob, _key(value))].append(r)
+            option_text[(knob, _key(value))] = _show(value)
+    variants = tuple(
+        VariantRow(code, ", ".join(f"{k} = {_show(v)}" for k, v in group[0].exam.get("choices", {}).items()),
+                   tuple(r.student for r in group), statistics.fmean(r.raw_score for r in group),
+                   _task_pct(group, task_max))
+        for code, group in sorted(by_variant.items())
+    )  # fmt: skip
+    # Every declared option in grading.toml's order (one nobody drew shows 0 students), then any
+    # option the results hold that the exam no longer declares.
+    declared = assignment.exam.variants if assignment.exam else ()
+    order = [(knob, _key(option)) for knob, options in declared for option in options]
+    for knob, key in order:
+        option_text.setdefault((knob, key), _show(json.loads(key)))
+    order += [k for k in by_option if k not in order]
+    options = []
+    for knob, key in order:
+        group = by_option.get((knob, key), [])
+        mean = statistics.fmean(r.raw_score for r in group) if group else 0.0
+        unfair = len(group) >= 3 and class_mean - mean >= 0.1 * assignment.max_score
+        delta = mean - class_mean if group else 0.0
+        pct = _task_pct(group, task_max)
+        options.append(OptionRow(knob, option_text[(knob, key)], len(group), mean, delta, pct, unfair))
+    swaps = []
+    for r in results:
+        for finding in r.exam.get("swapped", []):
+            found = finding.get("found", {})
+            matches = tuple(
+                other.student for other in graded
+                if other.student != r.student
+                and all(_key(other.exam.get("choices", {}).get(k)) == _key(v) for k, v in found.items())
+            )  # fmt: skip
+            swaps.append(SwapRow(
+                r.student, finding.get("task", ""), ", ".join(f"{k} = {_show(v)}" for k, v in found.items()),
+                ", ".join(f"{k} = {_show(v)}" for k, v in finding.get("own", {}).items()),
+                float(finding.get("own_score", 0)), float(finding.get("found_score", 0)),
+                float(finding.get("max_score", 0)), matches,
+            ))  # fmt: skip
+    late = tuple(
+        LateRow(r.student, str(r.exam.get("submitted_at") or "unknown"), r.exam["late"]["status"],
+                float(r.exam["late"].get("percent", 0)), r.penalty, r.raw_score, r.score)
+        for r in results
+        if r.exam.get("late", {}).get("status") in ("late", "past_cutoff", "unknown", "before_start")
+    )  # fmt: skip
+    return ExamRows(variants, tuple(options), tuple(swaps), late)
+
+
 def summarize(
-    results: list[SubmissionResult], assignment: Assignment, messages: dict[str, dict[str, str]], seconds: float
+    results: list[SubmissionResult], assignment: Assignment, messages: dict[str, dict[str, str]],
+    seconds: float,
 ) -> ClassSummary:
     results = sorted(results, key=lambda r: r.student)
     task_ids = [t.id for t in assignment.tasks]
@@ -131,6 +272,7 @@ def summarize(
         Misconception(key, key_task[key], _idea(messages, key), tuple(students))
         for key, students in sorted(by_key.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     )
+    exam = exam_rows(results, assignment)
     return ClassSummary(
         title=assignment.title,
         assignment=assignment.id,
@@ -144,10 +286,17 @@ def summarize(
         misconceptions=misconceptions,
         ungraded=tuple(ungraded),
         seconds=seconds,
+        exam=assignment.exam is not None or any(r.exam for r in results),
+        variants=exam.variants,
+        options=exam.options,
+        swaps=exam.swaps,
+        late=exam.late,
     )
 
 
-def _svg_bars(values: list[float], labels: list[str], maximum: float, width: int = 640, unit: str = "") -> str:
+def _svg_bars(
+    values: list[float], labels: list[str], maximum: float, width: int = 640, unit: str = ""
+) -> str:
     """A horizontal-axis bar chart as inline SVG: readable without JavaScript or network."""
     height, pad, top = 220, 30, 12
     n = max(len(values), 1)
@@ -159,8 +308,8 @@ def _svg_bars(values: list[float], labels: list[str], maximum: float, width: int
     for i, (value, label) in enumerate(zip(values, labels, strict=True)):
         h = 0 if maximum <= 0 else (height - top - 10) * value / maximum
         x = pad + i * step + (step - bar) / 2
-        parts.append(f'<rect x="{x:.1f}" y="{height - h:.1f}" width="{bar:.1f}" height="{h:.1f}" fill="#3b6ea5">'
-                     f"<title>{label}: {value:g}{unit}</title></rect>")  # fmt: skip
+        parts.append(f'<rect x="{x:.1f}" y="{height - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
+                     f'fill="#3b6ea5"><title>{label}: {value:g}{unit}</title></rect>')  # fmt: skip
         parts.append(f'<text x="{x + bar / 2:.1f}" y="{height - h - 3:.1f}" font-size="11" '
                      f'text-anchor="middle">{value:g}{unit}</text>')  # fmt: skip
         parts.append(f'<text x="{x + bar / 2:.1f}" y="{height + 14}" font-size="10" '

@@ -164,6 +164,9 @@ def _register() -> None:
 
     for command in (export, gradescope, publish, lti, notebook_cli):
         main.add_command(command)
+    from .cli_exam import exam
+
+    main.add_command(exam)
 
 
 _register()

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import dataclass, field
+from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError
 
 LANGUAGES = ("en", "bn")
+CHECK_POLICIES = ("public", "none")  # what `autograder check` may run during an exam
+LATE_PERIODS = {"minute": 60, "hour": 3600, "day": 86400}
+PENALTY_BASES = ("score", "max")  # a late penalty's percent is of the student's score, or of the maximum
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,34 @@ class TaskConfig:
 
 
 @dataclass(frozen=True)
+class ExamConfig:
+    """An exam: who may self-check what, the window, the late policy and the variant space."""
+
+    check: str = "public"  # public | none: what `autograder check` runs while the exam is open
+    start: datetime | None = None
+    deadline: datetime | None = None
+    cutoff: datetime | None = None  # the last moment work is accepted; None: late work always is
+    late_penalty: float = 0.0  # percent per started late_period
+    late_period: str = "hour"
+    late_penalty_of: str = "score"
+    timezone: str = ""  # for times without a UTC offset (submission metadata, --times)
+    variants: tuple[tuple[str, tuple[Any, ...]], ...] = ()  # knob -> its options, in order
+
+    @property
+    def tz(self) -> tzinfo:
+        if self.timezone:
+            return ZoneInfo(self.timezone)
+        for moment in (self.deadline, self.start, self.cutoff):
+            if moment is not None and moment.tzinfo is not None:
+                return moment.tzinfo
+        return ZoneInfo("UTC")
+
+    @property
+    def period_seconds(self) -> int:
+        return LATE_PERIODS[self.late_period]
+
+
+@dataclass(frozen=True)
 class Assignment:
     """One assignment: where its content lives, and its tasks in order."""
 
@@ -39,10 +73,12 @@ class Assignment:
     root: Path
     given: tuple[str, ...]
     tasks: tuple[TaskConfig, ...]
+    content: str = ""  # solutions/<content>/ (default: the id); an exam can reuse an exercise's
+    exam: ExamConfig | None = None
 
     @property
     def solutions(self) -> Path:
-        return self.root / "solutions" / self.id
+        return self.root / "solutions" / (self.content or self.id)
 
     @property
     def graders(self) -> Path:
@@ -96,7 +132,9 @@ def _check_keys(data: dict[str, Any], allowed: set[str], where: str) -> None:
         )
 
 
-def _number(data: dict[str, Any], key: str, where: str, default: float | None, positive: bool = True) -> float:
+def _number(
+    data: dict[str, Any], key: str, where: str, default: float | None, positive: bool = True
+) -> float:
     value = data.get(key, default)
     if value is None:
         raise ConfigError(f"grading.toml: {where}.{key} is required")
@@ -129,22 +167,115 @@ def _task(task_id: str, data: dict[str, Any], where: str) -> TaskConfig:
     )
 
 
-def _assignment(root: Path, aid: str, data: dict[str, Any]) -> Assignment:
+def _moment(data: dict[str, Any], key: str, where: str, zone: str) -> datetime | None:
+    """A TOML datetime (or ISO text) with a UTC offset, or local with exam.timezone set."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise ConfigError(f"grading.toml: {where}.{key} is not a date and time: {value!r}") from None
+    if not isinstance(value, datetime):
+        kind = "a date without a time" if isinstance(value, date) else repr(value)
+        raise ConfigError(f"grading.toml: {where}.{key} must be a date and time like "
+                          f"2025-06-14T13:00:00+06:00, got {kind}")  # fmt: skip
+    if value.tzinfo is None:
+        if not zone:
+            raise ConfigError(
+                f"grading.toml: {where}.{key} has no UTC offset: write it like 2025-06-14T13:00:00+06:00 "
+                f"or set {where}.timezone (e.g. \"Asia/Dhaka\")"
+            )
+        value = value.replace(tzinfo=ZoneInfo(zone))
+    return value
+
+
+def _variants(data: Any, where: str) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    space = []
+    for knob, options in _table(data, where).items():
+        if not isinstance(options, list) or not options:
+            raise ConfigError(f"grading.toml: {where}.{knob} must be a non-empty list of options")
+        seen = [json.dumps(o, sort_keys=True, default=str) for o in options]
+        if len(set(seen)) != len(seen):
+            raise ConfigError(f"grading.toml: {where}.{knob} lists an option twice "
+                              "(it would be drawn twice as often)")
+        space.append((knob, tuple(options)))
+    return tuple(space)
+
+
+def _exam(data: dict[str, Any], where: str) -> ExamConfig:
+    keys = {"check", "start", "deadline", "cutoff", "late_penalty", "late_period", "late_penalty_of",
+            "timezone", "variants"}  # fmt: skip
+    _check_keys(data, keys, where)
+    check = data.get("check", "public")
+    if check not in CHECK_POLICIES:
+        raise ConfigError(f"grading.toml: {where}.check must be one of {CHECK_POLICIES}, got {check!r}")
+    zone = data.get("timezone", "")
+    if not isinstance(zone, str):
+        raise ConfigError(f"grading.toml: {where}.timezone must be a name like \"Asia/Dhaka\"")
+    if zone:
+        try:
+            ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(f"grading.toml: {where}.timezone {zone!r} is not a known time zone") from None
+    start, deadline = _moment(data, "start", where, zone), _moment(data, "deadline", where, zone)
+    cutoff = _moment(data, "cutoff", where, zone)
+    penalty = _number(data, "late_penalty", where, 0.0, positive=False)
+    if not 0 <= penalty <= 100:
+        raise ConfigError(f"grading.toml: {where}.late_penalty is a percent per period, 0 to 100: "
+                          f"got {penalty:g}")
+    period = data.get("late_period", "hour")
+    if period not in LATE_PERIODS:
+        raise ConfigError(f"grading.toml: {where}.late_period must be one of {tuple(LATE_PERIODS)}, "
+                          f"got {period!r}")
+    basis = data.get("late_penalty_of", "score")
+    if basis not in PENALTY_BASES:
+        raise ConfigError(f"grading.toml: {where}.late_penalty_of must be one of {PENALTY_BASES}, "
+                          f"got {basis!r}")
+    if deadline is None and (penalty or cutoff is not None):
+        raise ConfigError(f"grading.toml: {where}.deadline is required with a late policy or a cutoff")
+    if start is not None and deadline is not None and not start < deadline:
+        raise ConfigError(f"grading.toml: {where}.start must be before {where}.deadline")
+    if cutoff is not None and deadline is not None and cutoff < deadline:
+        raise ConfigError(f"grading.toml: {where}.cutoff must not be before {where}.deadline")
+    if cutoff is None and deadline is not None and not penalty:
+        cutoff = deadline  # no late policy: the deadline is the cutoff
+    variants = _variants(data.get("variants", {}), f"{where}.variants")
+    return ExamConfig(check, start, deadline, cutoff, penalty, period, basis, zone, variants)
+
+
+def _assignment(root: Path, aid: str, data: dict[str, Any], declared: dict[str, Any]) -> Assignment:
     where = f"assignments.{aid}"
-    _check_keys(data, {"title", "given", "tasks"}, where)
-    tasks_data = _table(data.get("tasks", {}), f"{where}.tasks")
-    if not tasks_data:
-        raise ConfigError(f"grading.toml: {where}.tasks is empty: declare at least one task")
-    tasks = tuple(
-        _task(tid, _table(t, f"{where}.tasks.{tid}"), f"{where}.tasks.{tid}")
-        for tid, t in tasks_data.items()
-    )
-    given = data.get("given", [])
+    _check_keys(data, {"title", "given", "tasks", "extends", "exam"}, where)
+    base: Assignment | None = None
+    if "extends" in data:
+        parent = data["extends"]
+        if not isinstance(parent, str) or parent == aid or parent not in declared:
+            raise ConfigError(f"grading.toml: {where}.extends must name another declared assignment, "
+                              f"got {parent!r}")  # fmt: skip
+        parent_data = _table(declared[parent], f"assignments.{parent}")
+        if "extends" in parent_data:
+            raise ConfigError(f"grading.toml: {where}.extends names {parent!r}, which extends another one")
+        base = _assignment(root, parent, {k: v for k, v in parent_data.items() if k != "exam"}, declared)
+    if "tasks" in data or base is None:
+        tasks_data = _table(data.get("tasks", {}), f"{where}.tasks")
+        if not tasks_data:
+            raise ConfigError(f"grading.toml: {where}.tasks is empty: declare at least one task")
+        tasks = tuple(
+            _task(tid, _table(t, f"{where}.tasks.{tid}"), f"{where}.tasks.{tid}")
+            for tid, t in tasks_data.items()
+        )
+    else:
+        tasks = base.tasks
+    given = data.get("given", list(base.given) if base else [])
     if not isinstance(given, list) or not all(isinstance(g, str) for g in given):
         raise ConfigError(f"grading.toml: {where}.given must be a list of file names")
+    exam = _exam(_table(data["exam"], f"{where}.exam"), f"{where}.exam") if "exam" in data else None
     return Assignment(
-        id=aid, title=str(data.get("title", aid)), root=root, given=tuple(given), tasks=tasks
-    )
+        id=aid, title=str(data.get("title", base.title if base else aid)), root=root, given=tuple(given),
+        tasks=tasks, content=(base.content or base.id) if base else "", exam=exam,
+    )  # fmt: skip
 
 
 def parse_kit(root: Path, data: dict[str, Any]) -> Kit:
@@ -157,10 +288,9 @@ def parse_kit(root: Path, data: dict[str, Any]) -> Kit:
     language = kit.get("language", "en")
     if language not in LANGUAGES:
         raise ConfigError(f"grading.toml: kit.language must be one of {LANGUAGES}, got {language!r}")
-    assignments = {
-        aid: _assignment(root, aid, _table(a, f"assignments.{aid}"))
-        for aid, a in _table(data.get("assignments", {}), "assignments").items()
-    }
+    declared = _table(data.get("assignments", {}), "assignments")
+    assignments = {aid: _assignment(root, aid, _table(a, f"assignments.{aid}"), declared)
+                   for aid, a in declared.items()}  # fmt: skip
     if not assignments:
         raise ConfigError("grading.toml: no [assignments.<id>] table: declare one")
     default = kit.get("default_assignment") or next(iter(assignments))

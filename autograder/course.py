@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import inspect
+import json
 import re
 import sys
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from .checks import POINTS_ATTR, Check
@@ -17,7 +21,11 @@ from .config import Assignment
 from .errors import ConfigError
 
 ENGINE_MESSAGES = Path(__file__).resolve().parent / "messages"
+VARIANT_FILE = "variant.json"  # in a student's exam bundle: the choices their checks use
 _loaded: dict[Path, Any] = {}
+# A check's title may name numbers of the params: "DeliveryMLP has {p.delivery.n_params} parameters".
+_TITLE_FIELD = re.compile(r"\{p\.([A-Za-z_][\w.]*)\}")
+Observer = Callable[..., dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -30,9 +38,42 @@ class Graders:
     probes_source: str
     params: Any
     messages: dict[str, dict[str, str]]  # message key -> {observed, expected, idea}
+    title_templates: dict[str, str] = field(default_factory=dict)  # check id -> title before {p.*}
+    observers: dict[str, Observer] = field(default_factory=dict)  # task id -> observe_variant
+    package: str = ""  # the graders folder's import name, for its optional modules
 
     def for_task(self, task: str) -> tuple[Check, ...]:
         return self.checks.get(task, ())
+
+    def with_params(self, params: Any) -> Graders:
+        """The same checks judging with `params` (an exam variant's), their titles restated."""
+        def restated(check: Check) -> Check:
+            title = render_title(self.title_templates.get(check.id, check.title), params)
+            return dataclasses.replace(check, title=title)
+
+        checks = {task: tuple(restated(c) for c in found) for task, found in self.checks.items()}
+        return dataclasses.replace(self, params=params, checks=checks)
+
+    def module(self, name: str) -> ModuleType | None:
+        """The graders' optional module `name` (params, reference_variants), None when absent."""
+        if not self.package or not (self.folder / f"{name}.py").is_file():
+            return None
+        return importlib.import_module(f"{self.package}.{name}")
+
+
+def render_title(template: str, params: Any) -> str:
+    """A check title with its {p.<path>} fields filled from `params` (a field that fails stays as is)."""
+
+    def value(match: re.Match[str]) -> str:
+        obj = params
+        try:
+            for part in match.group(1).split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            return match.group(0)
+        return str(obj)
+
+    return _TITLE_FIELD.sub(value, template)
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, dict[str, str]]:
@@ -81,6 +122,17 @@ def _import_package(folder: Path) -> Any:
     return package
 
 
+def variant_params(params_module: Any, choices: Mapping[str, Any], where: str) -> Any:
+    """params_module.for_variant(choices); a missing hook or a bad choice is a ConfigError."""
+    make = getattr(params_module, "for_variant", None)
+    if make is None:
+        raise ConfigError(f"{where}: the graders' params.py has no for_variant(choices), so no variants")
+    try:
+        return make(dict(choices))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
 def _collect(module: Any, task: str, public: bool, hidden_names: tuple[str, ...]) -> list[Check]:
     checks = []
     for fname, fn in vars(module).items():
@@ -104,21 +156,37 @@ def load_graders(assignment: Assignment, folder: Path | None = None, lang: str =
         raise ConfigError(f"{folder}: graders folder not found for assignment {assignment.id!r}")
     package = _import_package(folder)
     checks: dict[str, tuple[Check, ...]] = {}
+    observers: dict[str, Observer] = {}
     for task in assignment.tasks:
         found: list[Check] = []
         for kind, public in (("public", True), ("hidden", False)):
             if (folder / kind / f"test_{task.id}.py").is_file():
                 module = importlib.import_module(f"{package.__name__}.{kind}.test_{task.id}")
                 found += _collect(module, task.id, public, task.hidden)
+                if callable(getattr(module, "observe_variant", None)):
+                    observers[task.id] = module.observe_variant
         checks[task.id] = tuple(found)
     params_mod = importlib.import_module(f"{package.__name__}.params")
     probes = folder / "probes.py"
     if not probes.is_file():
         raise ConfigError(f"{probes} not found: every graders folder needs its probes")
     messages = load_messages([ENGINE_MESSAGES, folder / "messages"], lang)
-    return Graders(
-        assignment, folder, checks, probes.read_text(encoding="utf-8"), params_mod.default(), messages
-    )
+    params = params_mod.default()
+    chosen = folder / VARIANT_FILE
+    if chosen.is_file():  # a student's exam bundle: their checks judge with their own numbers
+        try:
+            choices = json.loads(chosen.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"{chosen}: not readable JSON ({exc})") from None
+        if not isinstance(choices, dict):
+            raise ConfigError(f"{chosen}: must hold a JSON object of variant choices")
+        params = variant_params(params_mod, choices, str(chosen))
+    templates = {c.id: c.title for found in checks.values() for c in found}
+    graders = Graders(
+        assignment, folder, checks, probes.read_text(encoding="utf-8"), params, messages,
+        templates, observers, package.__name__,
+    )  # fmt: skip
+    return graders.with_params(params)
 
 
 def validate_points(graders: Graders, complete: bool = True) -> None:

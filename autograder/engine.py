@@ -8,18 +8,44 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+from . import exam as exams
 from . import judge
 from . import sandbox as sandboxing
+from .checks import WorkerLost
 from .config import Assignment, Kit, TaskConfig
-from .course import Graders, load_graders, validate_points
-from .results import SubmissionResult, TaskResult
+from .course import Graders, load_graders, validate_points, variant_params
+from .results import CheckResult, SubmissionResult, TaskResult
 from .submission import Collected, collect, student_name
 from .workers import SandboxSession, WorkerProcess
+
+
+@dataclass(frozen=True)
+class SwapFinding:
+    """A task that implements another exam variant's numbers better than the student's own."""
+
+    task: str
+    found: dict[str, Any]  # knob -> the other variant's option the submission implements
+    own: dict[str, Any]  # knob -> the student's own option
+    own_score: float
+    found_score: float
+    max_score: float
+
+    def as_data(self) -> dict[str, Any]:
+        return {"task": self.task, "found": self.found, "own": self.own, "own_score": self.own_score,
+                "found_score": self.found_score, "max_score": self.max_score}  # fmt: skip
+
+    def note(self) -> str:
+        found = ", ".join(f"{k} = {exams.show(v)}" for k, v in self.found.items())
+        own = ", ".join(f"{k} = {exams.show(v)}" for k, v in self.own.items())
+        return (f"{self.task}: this file implements the numbers of another student's exam version "
+                f"({found}; yours: {own}). It was graded against your own numbers.")  # fmt: skip
 
 
 class Grader:
@@ -35,7 +61,13 @@ class Grader:
         slot: int = 0,
         graders_folder: Path | None = None,
         public_only: bool = False,
+        secret: bytes | None = None,
+        times: Mapping[str, datetime] | None = None,
     ):
+        """An exam assignment (one with an [exam] table) is graded per student's variant, with the
+        instructor's `secret` (default: from the environment) and submission `times` (student key ->
+        time; default: the platform's metadata in each submission). A self-check (`public_only`)
+        never needs either: its checks judge with the numbers in its graders folder."""
         self.kit = kit
         self.assignment: Assignment = kit.assignment(assignment)
         self.lang = lang or kit.language
@@ -43,9 +75,28 @@ class Grader:
         validate_points(self.graders, complete=not public_only)
         self.public_only = public_only
         self.sandboxed = sandbox
+        self.exam = None if public_only else self.assignment.exam
+        self.space = exams.VariantSpace.of(self.assignment)
+        self.secret = secret
+        self.times = times
+        if self.exam is not None and self.space.knobs:
+            exams.validate_space(self.space, self.graders.module("params"))
+            if self.secret is None:
+                self.secret = exams.load_secret(kit_root=kit.root)
+        self.given = self._given_files(graders_folder)
         launch = sandbox_launch(kit, slot) if sandbox else sandboxing.bare_launch()
         self.worker = WorkerProcess(launch)
-        self.given = {name: (self.assignment.solutions / name).read_bytes() for name in self.assignment.given}
+
+    def _given_files(self, graders_folder: Path | None) -> dict[str, bytes]:
+        """The kit's copy of each given file (a student's exam folder keeps it beside its checks)."""
+        given = {}
+        for name in self.assignment.given:
+            path = self.assignment.solutions / name
+            beside = Path(graders_folder).parent / name if graders_folder is not None else None
+            if not path.is_file() and beside is not None and beside.is_file():
+                path = beside
+            given[name] = path.read_bytes()
+        return given
 
     def __enter__(self) -> Grader:
         return self
@@ -56,42 +107,151 @@ class Grader:
     def close(self) -> None:
         self.worker.stop()
 
-    def grade(self, path: Path, student: str | None = None) -> SubmissionResult:
-        """Grade one submission (folder or zip); never raises for anything the student did."""
+    def grade(
+        self,
+        path: Path,
+        student: str | None = None,
+        *,
+        variant: exams.Variant | None = None,
+        submitted_at: datetime | None = None,
+    ) -> SubmissionResult:
+        """Grade one submission (folder or zip); never raises for anything the student did.
+
+        In an exam, against the student's variant (derived from their id; `variant` overrides it)
+        and with the late policy applied to `submitted_at` (default: the platform's metadata).
+        """
         started = time.monotonic()
+        name = student or student_name(path)
         submission = collect(path, self.assignment.given)
-        tasks = tuple(self.grade_task(task, submission) for task in self.assignment.tasks)
+        if self.exam is None:
+            tasks = tuple(self.grade_task(task, submission) for task in self.assignment.tasks)
+            elapsed = time.monotonic() - started
+            problem = submission.problem
+            return SubmissionResult(name, self.assignment.id, tasks, submission.notes, elapsed, problem)
+        return self._grade_exam(path, name, submission, started, variant, submitted_at)
+
+    def variant_of(self, student: str) -> exams.Variant | None:
+        """The student's exam variant (None when the assignment has no variants)."""
+        if self.exam is None or not self.space.knobs:
+            return None
+        assert self.secret is not None
+        return self.space.derive(self.secret, student)
+
+    def graders_for(self, variant: exams.Variant | None) -> Graders:
+        """The graders judging with a variant's numbers (the lesson's without one)."""
+        if variant is None:
+            return self.graders
+        where = f"grading.toml: assignments.{self.assignment.id}.exam.variants"
+        return self.graders.with_params(variant_params(self.graders.module("params"), variant.choices, where))
+
+    def _grade_exam(
+        self, path: Path, name: str, submission: Collected, started: float,
+        variant: exams.Variant | None, submitted_at: datetime | None,
+    ) -> SubmissionResult:  # fmt: skip
+        exam = self.exam
+        assert exam is not None
+        variant = variant or self.variant_of(name)
+        graders = self.graders_for(variant)
+        graded = [self._grade_task(task, submission, graders, variant) for task in self.assignment.tasks]
+        tasks = tuple(result for result, _ in graded)
+        swaps = [finding for _, finding in graded if finding is not None]
+        raw = round(sum(t.score for t in tasks), 6)
+        if submitted_at is not None:
+            when = exams.SubmittedAt(submitted_at, "given")
+        else:
+            when = exams.submission_time(path, name, exam.tz, self.times)
+        late = exams.lateness(exam, when.moment)
+        penalty = late.penalty(raw, sum(t.max_score for t in tasks), exam.late_penalty_of)
+        notes = list(submission.notes) + [f.note() for f in swaps]
+        late_text = exams.late_note(exam, when, late, penalty, raw)
+        if late_text:
+            notes.append(late_text)
+        info: dict[str, Any] = {
+            "submitted_at": when.moment.astimezone(exam.tz).isoformat() if when.moment else None,
+            "time_source": when.source or when.problem,
+            "late": {"status": late.status, "seconds": late.seconds_late, "periods": late.periods,
+                     "percent": late.percent, "penalty": penalty},  # fmt: skip
+        }
+        if variant is not None:
+            info = {"variant": variant.code, "choices": variant.choices, **info,
+                    "swapped": [f.as_data() for f in swaps]}  # fmt: skip
         return SubmissionResult(
-            student or student_name(path), self.assignment.id, tasks, submission.notes,
-            time.monotonic() - started, submission.problem,
+            name, self.assignment.id, tasks, tuple(notes), time.monotonic() - started, submission.problem,
+            penalty, info,
         )  # fmt: skip
 
-    def grade_task(self, task: TaskConfig, submission: Collected) -> TaskResult:
-        checks = self.graders.for_task(task.id)
+    def grade_task(
+        self, task: TaskConfig, submission: Collected, graders: Graders | None = None
+    ) -> TaskResult:
+        return self._grade_task(task, submission, graders or self.graders, None)[0]
+
+    def _grade_task(
+        self, task: TaskConfig, submission: Collected, graders: Graders, variant: exams.Variant | None
+    ) -> tuple[TaskResult, SwapFinding | None]:
+        checks = graders.for_task(task.id)
         if self.public_only:
             checks = tuple(c for c in checks if c.public)
         max_score = sum(c.points for c in checks)
         if task.file not in submission.files:
-            feedback = judge.render(
-                self.graders, "engine.missing_file", {"file": task.file, "module": task.module}
-            )
-            return TaskResult(task.id, max_score, judge.failed_all(checks, "engine.missing_file", feedback))
+            key = "engine.missing_file"
+            feedback = judge.render(graders, key, {"file": task.file, "module": task.module})
+            return TaskResult(task.id, max_score, judge.failed_all(checks, key, feedback)), None
         session = SandboxSession(self.worker, task)
-        opened = session.open({**submission.files, **self.given}, self.graders.probes_source)
+        opened = session.open({**submission.files, **self.given}, graders.probes_source)
+        finding = None
         if session.lost is not None:
-            key, feedback = judge.lost_feedback(self.graders, task, session.lost)
+            key, feedback = judge.lost_feedback(graders, task, session.lost)
             results = judge.failed_all(checks, key, feedback)
         elif not opened.imported:
             err = opened.error
             where = f" (at {err['where']})" if err.get("where") else ""
             params = {"file": task.file, "module": task.module, "type": err.get("type", "Error"),
                       "message": err.get("message", ""), "where": where}  # fmt: skip
-            feedback = judge.render(self.graders, "engine.import_error", params)
+            feedback = judge.render(graders, "engine.import_error", params)
             results = judge.failed_all(checks, "engine.import_error", feedback)
         else:
-            results = tuple(judge.run_check(c, session, self.graders, task) for c in checks)
+            results = tuple(judge.run_check(c, session, graders, task) for c in checks)
+            if variant is not None and sum(r.score for r in results) < max_score:
+                finding = self._swapped(task, session, graders, variant, checks, results)
         output = session.close()
-        return TaskResult(task.id, max_score, results, (), output)
+        return TaskResult(task.id, max_score, results, (), output), finding
+
+    def _swapped(
+        self, task: TaskConfig, session: SandboxSession, graders: Graders, variant: exams.Variant,
+        checks: tuple[Any, ...], results: tuple[CheckResult, ...],
+    ) -> SwapFinding | None:  # fmt: skip
+        """Does this task implement another variant's numbers? Ask the task's observer what the
+        submission's numbers are; if they are another option of the exam, grade the task again
+        against those (the student's score stays their own variant's) and report it if it fits."""
+        observer = graders.observers.get(task.id)
+        if observer is None or session.lost is not None:
+            return None
+        try:
+            observed = observer(session, graders.params)
+        except WorkerLost:
+            return None
+        except Exception:  # the student's code raised or the observation is unusable: nothing to say
+            return None
+        changes: dict[str, int] = {}
+        for knob, value in (observed or {}).items():
+            if knob not in variant.choices:
+                continue
+            if exams.canonical(value) == exams.canonical(variant.choices[knob]):
+                continue
+            index = self.space.index_of(knob, value)
+            if index is not None:
+                changes[knob] = index
+        if not changes:
+            return None
+        other = self.space.with_choice(variant, changes)
+        again = tuple(judge.run_check(c, session, self.graders_for(other), task) for c in checks)
+        own_score, found_score = sum(r.score for r in results), sum(r.score for r in again)
+        if found_score <= own_score:
+            return None
+        return SwapFinding(
+            task.id, {k: other.choices[k] for k in changes}, {k: variant.choices[k] for k in changes},
+            round(own_score, 6), round(found_score, 6), sum(c.points for c in checks),
+        )  # fmt: skip
 
 
 def sandbox_launch(kit: Kit, slot: int) -> sandboxing.Launch:
@@ -103,10 +263,10 @@ def default_jobs() -> int:
 
 
 def list_submissions(folder: Path) -> list[Path]:
-    """One entry per student: folders and zips, in name order; hidden files skipped."""
+    """One entry per student: folders, zips and notebooks, in name order; hidden files skipped."""
     return sorted(
         p for p in folder.iterdir()
-        if not p.name.startswith((".", "_")) and (p.is_dir() or p.suffix.lower() in (".zip", ".py"))
+        if not p.name.startswith((".", "_")) and (p.is_dir() or p.suffix.lower() in (".zip", ".py", ".ipynb"))
     )  # fmt: skip
 
 
@@ -124,10 +284,12 @@ class BatchSummary:
 _worker_grader: Grader | None = None
 
 
-def _pool_init(kit: Kit, assignment: str, use_sandbox: bool, lang: str, slots: object) -> None:
+def _pool_init(kit: Kit, assignment: str, use_sandbox: bool, lang: str, slots: object,
+               secret: bytes | None = None, times: Mapping[str, datetime] | None = None) -> None:  # fmt: skip
     global _worker_grader
     slot = slots.get() if hasattr(slots, "get") else 0  # type: ignore[union-attr]
-    _worker_grader = Grader(kit, assignment, sandbox=use_sandbox, lang=lang, slot=slot)
+    _worker_grader = Grader(kit, assignment, sandbox=use_sandbox, lang=lang, slot=slot, secret=secret,
+                            times=times)  # fmt: skip
 
 
 def _pool_grade(path: Path) -> SubmissionResult:
@@ -137,11 +299,12 @@ def _pool_grade(path: Path) -> SubmissionResult:
 
 @contextmanager
 def graded_stream(
-    kit: Kit, assignment: str, paths: list[Path], *, jobs: int, use_sandbox: bool, lang: str
+    kit: Kit, assignment: str, paths: list[Path], *, jobs: int, use_sandbox: bool, lang: str,
+    secret: bytes | None = None, times: Mapping[str, datetime] | None = None,
 ) -> Iterator[Iterator[SubmissionResult]]:
     """Results in completion order, from `jobs` processes that each keep one warm worker."""
     if jobs <= 1 or len(paths) <= 1:
-        grader = Grader(kit, assignment, sandbox=use_sandbox, lang=lang)
+        grader = Grader(kit, assignment, sandbox=use_sandbox, lang=lang, secret=secret, times=times)
         try:
             yield (grader.grade(p) for p in paths)
         finally:
@@ -159,7 +322,8 @@ def graded_stream(
     slots = ctx.Queue()
     for slot in range(jobs):
         slots.put(slot)
-    pool = ctx.Pool(jobs, initializer=_pool_init, initargs=(kit, assignment, use_sandbox, lang, slots))
+    pool = ctx.Pool(jobs, initializer=_pool_init,
+                    initargs=(kit, assignment, use_sandbox, lang, slots, secret, times))  # fmt: skip
     try:
         yield pool.imap_unordered(_pool_grade, paths)
     finally:
@@ -179,15 +343,28 @@ def grade_batch(
     gradebook: Path | None = None,
     regrade: bool = False,
     on_result: Callable[[SubmissionResult], None] | None = None,
+    secret: bytes | None = None,
+    times: Mapping[str, datetime] | None = None,
 ) -> BatchSummary:
-    """Grade every submission in a folder; resumable: students already graded are kept."""
+    """Grade every submission in a folder; resumable: students already graded are kept.
+
+    An exam (an assignment with an [exam] table) is graded per student's variant with the
+    instructor's `secret` (default: from the environment; refused before anything is graded
+    when missing) and the late policy applied to each submission's time (`times`, student ->
+    time, else the platform's metadata in the submission).
+    """
     from . import gradebook as gb
     from . import reports
 
     started = time.monotonic()
     target = kit.assignment(assignment)
     language = lang or kit.language
-    messages = load_graders(target, lang=language).messages
+    graders = load_graders(target, lang=language)
+    messages = graders.messages
+    if target.exam is not None and target.exam.variants:
+        exams.validate_space(exams.VariantSpace.of(target), graders.module("params"))
+        if secret is None:
+            secret = exams.load_secret(kit_root=kit.root)
     if use_sandbox:
         sandboxing.check_available(kit.sandbox.uid_base)
     out.mkdir(parents=True, exist_ok=True)
@@ -196,8 +373,8 @@ def grade_batch(
         paths = list_submissions(submissions)
         done = set() if regrade else book.graded_students(target.id)
         todo = [p for p in paths if student_name(p) not in done]
-        with graded_stream(kit, target.id, todo, jobs=jobs or default_jobs(),
-                           use_sandbox=use_sandbox, lang=language) as stream:  # fmt: skip
+        with graded_stream(kit, target.id, todo, jobs=jobs or default_jobs(), use_sandbox=use_sandbox,
+                           lang=language, secret=secret, times=times) as stream:  # fmt: skip
             for result in stream:
                 reports.write_student(out, result, target, messages, language)
                 book.record(result)  # one transaction per student: a kill loses nothing graded

@@ -359,13 +359,14 @@ def source_notebook(kit_root: Path, assignment_id: str) -> dict[str, Any]:
     given = [(assignment.solutions / name).read_text(encoding="utf-8")
              for name in assignment.given if name.endswith(".py")]  # fmt: skip
     total = _points(assignment.max_score)
+    given_files = [name for name in assignment.given if name.endswith(".py")]
+    given_names = "imports" + (f", and the functions of {', '.join(given_files)}" if given_files else "")
     cells: list[dict[str, Any]] = [
         _markdown("intro", f"# {assignment.title} (`{assignment.id}`)\n\n"
                   f"{len(assignment.tasks)} tasks, {total} points. Run the cells in order. Write your code "
                   "where a cell says `YOUR CODE HERE`; the read-only cells (the given code and the tests) "
                   "cannot be changed, and each test cell is worth the points of its task.\n"),
-        _code(GIVEN_CELL_ID, "# Given: imports, and the functions of "
-              + ", ".join(n for n in assignment.given if n.endswith(".py")) + ". Run this cell first.\n"
+        _code(GIVEN_CELL_ID, f"# Given: {given_names}. Run this cell first.\n"
               + "\n".join(_imports_of(sources.values())) + "\n\n\n"
               + "\n\n".join(text.strip() + "\n" for text in given),
               _meta(GIVEN_CELL_ID, locked=True)),
@@ -541,7 +542,7 @@ def neutralise_magics(source: str) -> tuple[str, str, bool]:
     try:
         ast.parse(source)
         return source, "", True
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         pass
     lines = source.splitlines(keepends=True)
     for i, line in enumerate(lines):
@@ -557,6 +558,7 @@ _BUILTINS = frozenset(dir(builtins))
 SAFE_CALLS = frozenset({
     "device", "dtype", "tensor", "as_tensor", "array", "asarray", "zeros", "ones", "full", "empty", "arange",
     "linspace", "eye", "default_rng", "get_default_dtype", "manual_seed", "float32", "float64", "int64",
+    "is_available",
 })  # fmt: skip
 SAFE_BUILTINS = frozenset({
     "int", "float", "str", "bool", "bytes", "tuple", "list", "dict", "set", "frozenset", "range", "len",
@@ -663,7 +665,8 @@ def _piece(cell: Cell, imported: set[str], local: set[str], given: dict[str, str
         return _Piece(cell, "")
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):  # kept as written: the grader reports the error for the file
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # kept as written: the grader reports the error for the file
         names = set(re.findall(r"^(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)", text, re.MULTILINE))
         return _Piece(cell, text, parsed=False, names=names, magic_target=target)
     lines = text.splitlines(keepends=True)
@@ -671,9 +674,12 @@ def _piece(cell: Cell, imported: set[str], local: set[str], given: dict[str, str
     scope = _Scope(imported)
     kept: set[int] = set()
     replaced: dict[int, tuple[int, str]] = {}  # first line -> (last line, replacement text)
+    spans = [(min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))]),
+              n.end_lineno or n.lineno) for n in tree.body]  # fmt: skip
+    crowded = {line for i, (a, b) in enumerate(spans) for line in (a, b)
+               if any(j != i and c <= line <= d for j, (c, d) in enumerate(spans))}  # fmt: skip
     for index, node in enumerate(tree.body):
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-        last = node.end_lineno or node.lineno
+        first, last = spans[index]
         segment = "".join(lines[first - 1:last])
         if not scope.keep(node, index == 0):
             piece.dropped.append(f"line {node.lineno}: `{shown(lines[node.lineno - 1].strip())[:60]}`")
@@ -686,7 +692,8 @@ def _piece(cell: Cell, imported: set[str], local: set[str], given: dict[str, str
             statement = segment.strip() if isinstance(node, ast.Try) else ast.unparse(node)
             if _optional_import(node, local):
                 statement = _guarded(statement).rstrip()
-                replaced[first] = (last, statement + "\n")
+                if first not in crowded and last not in crowded:  # `import a; import b` stays as written
+                    replaced[first] = (last, statement + "\n")
             piece.imports.append(statement)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             piece.names.add(node.name)
@@ -733,7 +740,17 @@ def _assign(pieces: list[_Piece], assignment: Assignment) -> dict[str, list[_Pie
 
 
 def notebook_files(data: bytes, label: str, assignment: Assignment, given: tuple[str, ...] = ()) -> Collected:
-    """Map a notebook's bytes to the task files of `assignment` (nothing is run); `label` names it."""
+    """Map a notebook's bytes to the task files of `assignment` (nothing is run); `label` names it.
+
+    For a notebook inside a zip or folder too. Never raises for anything in the notebook.
+    """
+    try:
+        return _notebook_files(data, label, assignment, given)
+    except (RecursionError, MemoryError):
+        return Collected({}, (), f"`{label}` is too deeply nested or too large to read; submit the .py files")
+
+
+def _notebook_files(data: bytes, label: str, assignment: Assignment, given: tuple[str, ...]) -> Collected:
     if len(data) > MAX_TOTAL_BYTES:
         return Collected({}, (), f"`{label}` is larger than {MAX_TOTAL_BYTES // (1024 * 1024)} MB; clear its "
                          "outputs (Edit > Clear Outputs of All Cells) and submit it again")  # fmt: skip

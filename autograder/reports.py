@@ -53,6 +53,9 @@ def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
                 }
             )
     notes = "\n".join(([result.problem] if result.problem else []) + list(result.notes))
+    extra: dict[str, Any] = {}
+    if result.exam or result.penalty:  # an exam: the checks' total, the penalty and the variant
+        extra = {"raw_score": result.raw_score, "late_penalty": result.penalty, "exam": result.exam}
     return {
         "score": result.score,
         "execution_time": round(result.execution_time, 3),
@@ -66,16 +69,23 @@ def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
             "student": result.student,
             "max_score": result.max_score,
             "kit_version": __version__,
+            **extra,
         },
         "tests": tests,
     }
+
+
+def _penalty_text(result: SubmissionResult) -> str:
+    if not result.penalty:
+        return ""
+    return f" (the checks gave {result.raw_score:g}; late penalty -{result.penalty:g})"
 
 
 def feedback_markdown(result: SubmissionResult, assignment: Assignment) -> str:
     lines = [
         f"# {assignment.title}: feedback for {result.student}",
         "",
-        f"**Score: {result.score:g} / {result.max_score:g}**",
+        f"**Score: {result.score:g} / {result.max_score:g}**{_penalty_text(result)}",
         "",
     ]
     for note in ([result.problem] if result.problem else []) + list(result.notes):
@@ -97,7 +107,8 @@ def feedback_html(result: SubmissionResult, assignment: Assignment, messages: Me
     """A self-contained page (no network needed) with every check and its feedback."""
     ui = {**ENGLISH_UI, **messages.get("ui", {})}
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
-    shown = dataclasses.replace(result, notes=(result.problem,) + result.notes if result.problem else result.notes)
+    notes = (result.problem,) + result.notes if result.problem else result.notes
+    shown = dataclasses.replace(result, notes=notes)
     labels = {ui["observed"], ui["expected"], ui["idea"], ui["failing_input"]}
     return env.get_template("feedback.html.j2").render(
         r=shown, title=assignment.title, ui=ui, labels=labels, lang=lang, version=__version__
@@ -119,14 +130,22 @@ def write_student(
 
 
 def grades_rows(results: list[SubmissionResult], assignment: Assignment) -> list[list[str]]:
+    """One row per student: task scores, total, max; an exam adds the variant, the submission time
+    and the late penalty (the total is after the penalty)."""
+    exam = assignment.exam is not None
     header = ["student", *[t.id for t in assignment.tasks], "total", "max"]
+    if exam:
+        header[1:1] = ["variant", "submitted_at"]
+        header.insert(-2, "late_penalty")
     rows = [header]
     for result in sorted(results, key=lambda r: r.student):
         by_task = {t.task: t.score for t in result.tasks}
-        rows.append(
-            [result.student, *[f"{by_task.get(t.id, 0.0):g}" for t in assignment.tasks],
-             f"{result.score:g}", f"{result.max_score:g}"]
-        )  # fmt: skip
+        row = [result.student, *[f"{by_task.get(t.id, 0.0):g}" for t in assignment.tasks],
+               f"{result.score:g}", f"{result.max_score:g}"]  # fmt: skip
+        if exam:
+            row[1:1] = [str(result.exam.get("variant", "")), str(result.exam.get("submitted_at") or "")]
+            row.insert(-2, f"{result.penalty:g}")
+        rows.append(row)
     return rows
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,17 @@ class SubmissionResult:
     notes: tuple[str, ...] = ()
     execution_time: float = field(default=0.0, compare=False)
     problem: str = ""  # why nothing could be graded (broken zip, empty folder), if so
+    penalty: float = 0.0  # points taken off the checks' total (a late submission to an exam)
+    exam: dict[str, Any] = field(default_factory=dict, hash=False)  # variant, time, lateness (exams)
+
+    @property
+    def raw_score(self) -> float:
+        """What the checks gave, before any penalty."""
+        return round(sum(t.score for t in self.tasks), 6)
 
     @property
     def score(self) -> float:
-        return round(sum(t.score for t in self.tasks), 6)
+        return round(max(0.0, self.raw_score - self.penalty), 6) if self.penalty else self.raw_score
 
     @property
     def max_score(self) -> float:
@@ -85,4 +93,5 @@ def result_from_dict(data: dict) -> SubmissionResult:  # type: ignore[type-arg]
     return SubmissionResult(
         data["student"], data["assignment"], tasks, tuple(data.get("notes", ())),
         float(data.get("execution_time", 0.0)), str(data.get("problem", "")),
+        float(data.get("penalty", 0.0)), dict(data.get("exam") or {}),
     )  # fmt: skip

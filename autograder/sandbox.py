@@ -70,17 +70,16 @@ def spawnable(launch: Launch) -> Iterator[tuple[list[str], tuple[int, ...]]]:
 # Namespaces (a user namespace would give the task "root" over its own mounts), the kernel
 # keyring (not namespaced), and interfaces with a long record of kernel bugs. Everything else
 # is allowed: the uid, the namespaces and the rlimits are the sandbox, this only narrows it.
-_SYSCALLS = {
-    "x86_64": {
-        "arch": 0xC000003E, "clone": 56, "clone3": 435,
-        "deny": [272, 308, 165, 166, 155, 250, 248, 249, 321, 298, 323, 425, 426, 427, 428, 429, 430, 431,
-                 432, 433, 442, 246, 320, 175, 313, 176, 163, 167, 168, 169],
-    },
-    "aarch64": {
-        "arch": 0xC00000B7, "clone": 220, "clone3": 435,
-        "deny": [97, 268, 40, 39, 41, 219, 217, 218, 280, 241, 282, 425, 426, 427, 428, 429, 430, 431, 432,
-                 433, 442, 104, 294, 105, 273, 106, 89, 224, 225, 142],
-    },
+# machine -> (seccomp audit arch, clone, clone3, denied system call numbers)
+_SYSCALLS: dict[str, tuple[int, int, int, tuple[int, ...]]] = {
+    "x86_64": (0xC000003E, 56, 435, (
+        272, 308, 165, 166, 155, 250, 248, 249, 321, 298, 323, 425, 426, 427, 428, 429, 430, 431, 432, 433,
+        442, 246, 320, 175, 313, 176, 163, 167, 168, 169,
+    )),
+    "aarch64": (0xC00000B7, 220, 435, (
+        97, 268, 40, 39, 41, 219, 217, 218, 280, 241, 282, 425, 426, 427, 428, 429, 430, 431, 432, 433, 442,
+        104, 294, 105, 273, 106, 89, 224, 225, 142,
+    )),
 }  # fmt: skip
 _NAMESPACE_FLAGS = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
 _X32_BIT = 0x40000000
@@ -96,18 +95,18 @@ def seccomp_filter(machine: str | None = None) -> bytes:
     table = _SYSCALLS.get(machine or platform.machine())
     if table is None:
         return b""
+    arch, clone, clone3, deny = table
     ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
-    deny: list[int] = table["deny"]  # type: ignore[assignment]
     # Layout: header, one jeq per denied call, clone3, clone, allow, clone-flags check, deny, enosys.
     deny_at = 5 + len(deny) + 2 + 1 + 3  # index of the "deny" return
     program: list[tuple[int, int, int, int]] = [
         (ld, 0, 0, 4),  # architecture
-        (jeq, 1, 0, table["arch"]),
+        (jeq, 1, 0, arch),
         (ret, 0, 0, eperm),
         (ld, 0, 0, 0),  # system call number
     ]
-    if table["arch"] == 0xC000003E:
+    if arch == 0xC000003E:
         program.append((jset, deny_at - 5, 0, _X32_BIT))
     else:
         program.append((jeq, 0, 0, 0))  # keep the layout: a jump of 0
@@ -115,9 +114,9 @@ def seccomp_filter(machine: str | None = None) -> bytes:
         here = 5 + index
         program.append((jeq, deny_at - here - 1, 0, number))
     here = len(program)
-    program.append((jeq, deny_at + 1 - here - 1, 0, table["clone3"]))
+    program.append((jeq, deny_at + 1 - here - 1, 0, clone3))
     here = len(program)
-    program.append((jeq, 1, 0, table["clone"]))
+    program.append((jeq, 1, 0, clone))
     program.append((ret, 0, 0, allow))
     program.append((ld, 0, 0, 16))  # clone's flags (low half of the first argument)
     program.append((jset, 1, 0, _NAMESPACE_FLAGS))
@@ -303,12 +302,22 @@ class Cgroup:
 
     def wrap(self, argv: tuple[str, ...]) -> list[str]:
         """`argv` started inside this cgroup: a shell joins it, then execs the command."""
+        # Best effort: should joining fail, the worker still starts (its rlimits hold) and
+        # `holds` tells the caller that the cgroup does not.
         script = (
-            'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 97; shift; n=$((n-1)); done; '
+            'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ 2>/dev/null > "$1"; shift; n=$((n-1)); done; '
             'exec "$@"'
         )
         procs = self.procs()
         return ["/bin/sh", "-c", script, "sh", str(len(procs)), *procs, *argv]
+
+    def holds(self, pid: int) -> bool:
+        """Is `pid` in every one of this sandbox's cgroups?"""
+        try:
+            members = [(folder / "cgroup.procs").read_text().split() for folder in self.folders.values()]
+        except OSError:
+            return False
+        return bool(members) and all(str(pid) in procs for procs in members)
 
     def usage(self) -> int:
         name = "memory.current" if self.v2 else "memory.usage_in_bytes"

@@ -315,7 +315,7 @@ class Relay:
         self.probes_w = probes_w
         self.child: Child | None = None
         self.request_id: Any = None
-        self.finished = False  # the task's last request was answered
+        self.finished = False  # the task's last request was answered (the relay may end)
         self.opened = False
         self.clean = True  # everything the task started is gone (known once it is finished)
         self.budget = 0.0
@@ -354,6 +354,7 @@ class Relay:
                     self._reply({"closed": True, "output": output, "dropped": dropped})
                 else:
                     self._reply({"lost": "no_task", "detail": "", "output": ""})
+                self.finished = True
                 return RELAY_DONE if clean else RELAY_STUCK
             return RELAY_DONE if self.clean else RELAY_STUCK
 
@@ -587,10 +588,10 @@ class Relay:
         output, _ = self._take_output()
         self.clean = self._finish()
         self._reply({"lost": reason, "detail": probe, "output": output})
+        self.finished = True
 
     def _finish(self) -> bool:
         """Kill everything the task started and wipe its files; True when nothing is left."""
-        self.finished = True
         deadline = time.monotonic() + CLEANUP_SECONDS
         killed = kill_all(self.template.pid_namespace, deadline)
         if self.child is not None:
@@ -633,7 +634,8 @@ class Template:
         # PID 1 ignores signals it has no handler for: no process of the sandbox can stop it.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         try:
-            _send(self.out, {"ready": True, "pid": os.getpid(), "uid": os.getuid()})
+            hello = {"ready": True, "pid": os.getpid(), "uid": os.getuid()}
+            _send(self.out, hello if self.sandboxed else {**hello, "scratch": self.scratch})
             while self._one_task():
                 pass
         except OSError:
@@ -742,7 +744,10 @@ def prewarm() -> None:
     import torch
 
     torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # a process that already ran parallel work (the grading process) keeps its own
+        pass
     # The first optimizer step and the first save/load import large parts of torch lazily
     # (seconds); paying that here, once, keeps every task's child fast.
     import io

@@ -12,10 +12,13 @@ import contextlib
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from . import codec
@@ -28,6 +31,7 @@ from .session import call_seed, unpack_answer
 STARTUP_TIMEOUT = 120.0
 GRACE = 5.0  # seconds past the task's budget before the grader kills the whole sandbox
 CLOSE_BUDGET = 15.0  # killing everything a task started and wiping its files
+QUIT_WAIT = 5.0  # a bare worker's own cleanup when it is stopped
 MAX_REPLY = 48 * 1024 * 1024
 NPROC_LIMIT = 64
 MESSAGE_LIMIT = 2000  # characters of a student's exception message
@@ -64,6 +68,11 @@ def _clean_error(err: Any) -> dict[str, str]:
     return {key: clean_text(err.get(key, ""), limit) for key, limit in limits.items() if key in err}
 
 
+def _private_folder(path: str) -> bool:
+    folder = Path(path)
+    return folder.parent == Path(tempfile.gettempdir()) and folder.name.startswith("autograder-")
+
+
 @dataclass(frozen=True)
 class OpenResult:
     """What happened when the student's module was imported."""
@@ -84,7 +93,9 @@ class WorkerProcess:
         self.next_id = 0
         self.failure = ""  # why the last request got no reply: timeout, died or protocol
         self.sandbox_pid: int | None = None  # host pid of the worker's first process (PID 1 inside)
+        self.sandbox_pidfd: int | None = None
         self.cgroup: Cgroup | None = None
+        self.scratch: str | None = None  # bare workers: their private folder in this machine's /tmp
 
     # -- process management ---------------------------------------------------------------
     def start(self) -> None:
@@ -92,33 +103,49 @@ class WorkerProcess:
         self.starts += 1
         if self.launch.sandboxed:
             self.cgroup = Cgroup.create(str(self.starts))
-        with spawnable(self.launch) as (argv, fds):
+        try:
+            with spawnable(self.launch) as (argv, fds):
+                if self.cgroup is not None:
+                    argv = self.cgroup.wrap(tuple(argv))
+                self.proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=self.launch.env,
+                    start_new_session=True,
+                    close_fds=True,
+                    pass_fds=fds,
+                )
+        except OSError as exc:
             if self.cgroup is not None:
-                argv = self.cgroup.wrap(tuple(argv))
-            self.proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=self.launch.env,
-                start_new_session=True,
-                close_fds=True,
-                pass_fds=fds,
-            )
+                self.cgroup.remove(wait=0.0)
+                self.cgroup = None
+            raise WorkerProtocolError(f"the worker could not be started ({exc})") from None
         assert self.proc.stdin is not None
         os.set_blocking(self.proc.stdin.fileno(), False)
         self.buffer = bytearray()
         self.scanned = 0
         hello = self._read(time.monotonic() + STARTUP_TIMEOUT, None)
         if hello is None or not hello.get("ready"):
-            self.stop()
+            self.stop(graceful=False)
             raise WorkerProtocolError(
                 "the worker did not start: check that `import torch` works in .venv and that the "
                 "sandbox can run (autograder doctor)"
             )
         self.sandbox_pid = self._first_process()
-        if self.cgroup is not None:
+        if self.sandbox_pid is not None:
+            # A pidfd names this very process: stop() can never signal a recycled pid.
+            with contextlib.suppress(OSError, AttributeError):
+                self.sandbox_pidfd = os.pidfd_open(self.sandbox_pid)
+        scratch = hello.get("scratch")
+        if not self.launch.sandboxed and type(scratch) is str and _private_folder(scratch):
+            self.scratch = scratch
+        if self.cgroup is not None and self.sandbox_pid is not None and self.cgroup.holds(self.sandbox_pid):
             self.cgroup.baseline = self.cgroup.usage()
+        elif self.cgroup is not None:
+            self.cgroup.remove(wait=0.0)
+            self.cgroup = None
 
     def _first_process(self) -> int | None:
         """The worker's own process: bwrap's child when sandboxed, else the process we started."""
@@ -132,22 +159,28 @@ class WorkerProcess:
             return None
         return int(kids[0]) if len(kids) == 1 else None
 
-    def stop(self) -> None:
+    def stop(self, graceful: bool = True) -> None:
         """Kill the worker and everything in its sandbox; return once all of it is gone."""
         if self.proc is None:
             return
-        pidfd = None
-        if self.sandbox_pid is not None:
-            with contextlib.suppress(OSError, AttributeError):
-                pidfd = os.pidfd_open(self.sandbox_pid)
+        if graceful and not self.launch.sandboxed and self.proc.poll() is None:
+            # Bare (trusted code): end of input lets the worker kill its task and remove its
+            # private folder from the host's /tmp; a sandbox's /tmp vanishes with it anyway.
+            with contextlib.suppress(OSError):
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=QUIT_WAIT)
+        pidfd, self.sandbox_pidfd = self.sandbox_pidfd, None
+        if pidfd is not None:
             # PID 1 of the sandbox: when it dies, the kernel kills every process of the sandbox.
             with contextlib.suppress(OSError):
-                os.kill(self.sandbox_pid, signal.SIGKILL)
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.kill()
         self.proc.wait()
-        if pidfd is not None:
+        if pidfd is not None:  # gone only once every process of its namespace is gone
             with selectors.DefaultSelector() as sel:
                 sel.register(pidfd, selectors.EVENT_READ)
                 sel.select(timeout=10.0)
@@ -158,6 +191,9 @@ class WorkerProcess:
                     stream.close()
         self.proc = None
         self.sandbox_pid = None
+        if self.scratch is not None:  # bare: the private folder, if the worker could not remove it
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
@@ -256,7 +292,7 @@ class WorkerProcess:
         if self._send({**message, "id": self.next_id}, deadline):
             reply = self._read(deadline, self.next_id)
         if reply is None:
-            self.stop()  # the next task gets a fresh sandbox
+            self.stop(graceful=False)  # unresponsive or lying: the next task gets a fresh sandbox
         return reply
 
 

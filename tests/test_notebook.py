@@ -413,3 +413,29 @@ def test_neutralise_magics(source, expected, is_python):
     assert (text, python) == (expected, is_python)
     if python:
         ast.parse(text)
+
+
+def test_only_definitions_run_when_a_cell_is_imported(kit):
+    """Experiments, risky calls and optional imports never break the import of a task file."""
+    source = (
+        "import torch\nfrom torch import nn\nimport os; import seaborn as sns\nimport wandb\n"
+        "DEVICE = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "LOSS = nn.CrossEntropyLoss()\nSIZES = [3, 16, 8, 1]\n"
+        "state = torch.load('weights.pt')\nfh = open('/etc/passwd')\nmodel = TinyNet(3, 8, 2)\n"
+        "os.system('echo hi')\nif __name__ == '__main__':\n    print(1)\n"
+        "class TinyNet(nn.Module):\n    pass\n\n\ndef train_tinynet(model, X, y, epochs=100, lr=0.05):\n"
+        "    return []\n"
+    )
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source}]}
+    got = notebook_files(json.dumps(nb).encode(), "mix.ipynb", kit.assignment("nn_module"))
+    text = got.files["tinynet.py"].decode()
+    for kept in ("\nDEVICE = torch.device(", "\nLOSS = nn.CrossEntropyLoss()", "\nSIZES = [3, 16, 8, 1]",
+                 "\nimport os; import seaborn as sns", "try:\n    import wandb\nexcept ImportError:",
+                 "\nclass TinyNet(nn.Module):", "\ndef train_tinynet("):  # fmt: skip
+        assert kept in text, kept
+    for dropped in ("state = torch.load('weights.pt')", "fh = open('/etc/passwd')",
+                    "model = TinyNet(3, 8, 2)", "os.system('echo hi')", "if __name__ == '__main__':",
+                    "    print(1)"):  # fmt: skip
+        assert f"\n{SKIPPED}{dropped}\n" in text, dropped
+    compile(text, "tinynet.py", "exec")

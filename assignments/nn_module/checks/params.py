@@ -1,8 +1,17 @@
-"""Every number the nn_module graders (and the reference solutions) depend on, in one place."""
+"""Every number the nn_module graders (and the reference solutions) depend on, in one place.
+
+`default()` gives the lesson's numbers (SPEC.md). In an exam every student gets a variant: a choice
+for each knob in `KNOBS` (grading.toml declares the options), and `for_variant(choices)` turns it
+into the Params every check and reference of that student uses; knobs not chosen keep the lesson's
+value. `describe(params)` says, in a student's words, what their numbers are.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -35,6 +44,27 @@ class TinyNetParams:
     forward_sizes: tuple[tuple[int, int, int], ...] = ((3, 8, 2), (5, 4, 3))
     max_random_size: int = 40  # hypothesis: layer sizes 1..this
 
+    @property
+    def sizes(self) -> tuple[int, int, int]:
+        return (self.in_features, self.hidden, self.out_features)
+
+    @property
+    def label(self) -> str:
+        return f"TinyNet({self.in_features}, {self.hidden}, {self.out_features})"
+
+    @property
+    def fc1_shape(self) -> str:
+        return f"({self.hidden}, {self.in_features})"
+
+    @property
+    def fc2_shape(self) -> str:
+        return f"({self.out_features}, {self.hidden})"
+
+    @property
+    def weights_title(self) -> str:
+        """TinyNet(3, 8, 2) stores fc1.weight as (8, 3) and fc2.weight as (2, 8)"""
+        return f"{self.label} stores fc1.weight as {self.fc1_shape} and fc2.weight as {self.fc2_shape}"
+
 
 @dataclass(frozen=True)
 class DeliveryParams:
@@ -57,6 +87,50 @@ class DeliveryParams:
     train_p: float = 0.3  # p_drop of the train-mode check
     train_batch: int = 64
     predict_calls: int = 3
+    check_default_p: bool = False  # exams: the default p_drop is the student's own number, graded
+
+    @property
+    def layers(self) -> tuple[tuple[str, int, int], ...]:
+        """(state_dict prefix, in, out) of the three Linear layers."""
+        _, h1, h2, out = self.sizes
+        return (("hidden.0", self.sizes[0], h1), ("hidden.3", h1, h2), ("head", h2, out))
+
+    @property
+    def layer_counts(self) -> tuple[int, ...]:
+        return tuple(b * a + b for _, a, b in self.layers)
+
+    @property
+    def count_terms(self) -> str:
+        """64 + 136 + 9"""
+        return " + ".join(map(str, self.layer_counts))
+
+    @property
+    def shapes_text(self) -> str:
+        """(16, 3), (8, 16) and (1, 8)"""
+        shapes = [f"({b}, {a})" for _, a, b in self.layers]
+        return ", ".join(shapes[:-1]) + " and " + shapes[-1]
+
+    @property
+    def layers_text(self) -> str:
+        """Linear(3, 16), Linear(16, 8) and Linear(8, 1)"""
+        names = [f"Linear({a}, {b})" for _, a, b in self.layers]
+        return ", ".join(names[:-1]) + " and " + names[-1]
+
+    @property
+    def layer_counts_text(self) -> str:
+        """Linear(3, 16) has 48 + 16, Linear(16, 8) has 128 + 8, Linear(8, 1) has 8 + 1"""
+        return ", ".join(f"Linear({a}, {b}) has {a * b} + {b}" for _, a, b in self.layers)
+
+    @property
+    def hidden_code(self) -> str:
+        (_, i, h1), (_, _, h2) = self.layers[:2]
+        return (f"nn.Sequential(nn.Linear({i}, {h1}), nn.ReLU(), nn.Dropout(p_drop), "
+                f"nn.Linear({h1}, {h2}), nn.ReLU())")
+
+    @property
+    def per_layer(self) -> dict[str, int]:
+        """per_layer(DeliveryMLP): {"hidden.0": 64, "hidden.3": 136, "head": 9}"""
+        return {name: count for (name, _, _), count in zip(self.layers, self.layer_counts, strict=True)}
 
 
 @dataclass(frozen=True)
@@ -76,6 +150,26 @@ class CountingParams:
     )
     max_size: int = 12  # hypothesis: layer widths 1..this
     max_stack: int = 2048  # hypothesis: count_linear_stack sizes 1..this
+    delivery_sizes: tuple[int, ...] = (3, 16, 8, 1)  # the DeliveryMLP-shaped model of the checks
+    twohead_body: tuple[int, int] = (3, 16)  # the TwoHead-shaped model: Linear(3, 16) body ...
+    twohead_heads: tuple[tuple[str, int], ...] = (("time", 1), ("late", 2))  # ... and its heads
+
+    @property
+    def known_text(self) -> str:
+        """[3,16,8,1] -> 209, [784,256,128,10] -> 235146 (234752 without bias)"""
+        (first, _, first_n), (stack, _, stack_n), (_, _, stack_nb) = self.known_stacks[:3]
+        return f"{_compact(first)} -> {first_n}, {_compact(stack)} -> {stack_n} ({stack_nb} without bias)"
+
+    @property
+    def twohead_text(self) -> str:
+        """body.0 64, heads.time 17, heads.late 34"""
+        return ", ".join(f"{name} {count}" for name, count in self.twohead_layers)
+
+    @property
+    def delivery_per_layer(self) -> dict[str, int]:
+        _, h1, h2, out = self.delivery_sizes
+        i = self.delivery_sizes[0]
+        return {"hidden.0": i * h1 + h1, "hidden.3": h1 * h2 + h2, "head": h2 * out + out}
 
 
 @dataclass(frozen=True)
@@ -90,6 +184,44 @@ class ContainersParams:
     batch: int = 9
     forward_sizes: tuple[tuple[int, ...], ...] = ((3, 16, 8, 1), (4, 4), (2, 7, 7, 3, 5), (5, 1, 6))
     state_seed: int = 31
+
+    @property
+    def heads(self) -> tuple[tuple[str, int], ...]:
+        return tuple(zip(self.head_names, self.head_widths, strict=True))
+
+    @property
+    def head_keys_text(self) -> str:
+        """heads.time.*, heads.late.*"""
+        return ", ".join(f"heads.{name}.*" for name in self.head_names)
+
+    @property
+    def registered_text(self) -> str:
+        """115 parameters, keys heads.time.*, heads.late.*"""
+        return f"{self.twohead_params} parameters, keys {self.head_keys_text}"
+
+    @property
+    def head_names_text(self) -> str:
+        """The head names quoted: "time" and "late"."""
+        quoted = [f'"{name}"' for name in self.head_names]
+        return ", ".join(quoted[:-1]) + " and " + quoted[-1] if len(quoted) > 1 else quoted[0]
+
+    @property
+    def heads_code(self) -> str:
+        """"time": nn.Linear(16, 1), "late": nn.Linear(16, 2)"""
+        return ", ".join(f'"{n}": nn.Linear({self.body}, {w})' for n, w in self.heads)
+
+    @property
+    def outputs_text(self) -> str:
+        """"time": (N, 1) tensor, "late": (N, 2) tensor"""
+        return ", ".join(f'"{n}": (N, {w}) tensor' for n, w in self.heads)
+
+    @property
+    def layer_counts_text(self) -> str:
+        """body.0 has 64, heads.time 17 and heads.late 34 parameters: 115 in all"""
+        counts = [f"heads.{n} {self.body * w + w}" for n, w in self.heads]
+        body = self.in_features * self.body + self.body
+        return (f"body.0 has {body}, " + ", ".join(counts[:-1]) + " and " + counts[-1]
+                + f" parameters: {self.twohead_params} in all")
 
 
 @dataclass(frozen=True)
@@ -145,3 +277,128 @@ class Params:
 def default() -> Params:
     """The parameters of the default grading run."""
     return Params()
+
+
+def _compact(sizes: tuple[int, ...]) -> str:
+    return "[" + ",".join(map(str, sizes)) + "]"
+
+
+def _stack_count(sizes: tuple[int, ...], bias: bool) -> int:
+    return sum(b * a + (b if bias else 0) for a, b in zip(sizes, sizes[1:], strict=False))
+
+
+# ----------------------------------------------------------------------------- exam variants
+
+# knob -> what it sets; grading.toml's [assignments.<id>.exam.variants] lists the options of each.
+KNOBS = {
+    "tinynet_hidden": "the hidden width H of the graders' TinyNet(3, H, 2) (int)",
+    "delivery_hidden": "DeliveryMLP's two hidden widths [h1, h2] (3 -> h1 -> h2 -> 1)",
+    "delivery_p_drop": "DeliveryMLP's default dropout probability p_drop (0 < p < 1)",
+    "twohead_heads": "TwoHead's two heads, name -> width ({ eta = 1, delay = 3 })",
+    "counting_stack": "the nn.Linear stack count_linear_stack is graded on ([784, 256, 128, 10])",
+}
+
+
+def lesson_choices() -> dict[str, Any]:
+    """The lesson's value of every knob: the default variant."""
+    p = default()
+    return {
+        "tinynet_hidden": p.tinynet.hidden,
+        "delivery_hidden": list(p.delivery.sizes[1:3]),
+        "delivery_p_drop": p.delivery.p_drop,
+        "twohead_heads": dict(p.containers.heads),
+        "counting_stack": list(p.counting.known_stacks[1][0]),
+    }
+
+
+def _int(value: Any, knob: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{knob}: {value!r} is not a whole number from {low} to {high}")
+    return value
+
+
+def _widths(value: Any, knob: str, count: int | None, low: int, high: int) -> tuple[int, ...]:
+    if not isinstance(value, list | tuple) or (count is not None and len(value) != count):
+        raise ValueError(f"{knob}: {value!r} is not a list of {count or 'at least two'} sizes")
+    return tuple(_int(v, knob, low, high) for v in value)
+
+
+def _heads(value: Any, knob: str) -> tuple[tuple[str, int], ...]:
+    if not isinstance(value, Mapping) or len(value) != 2:
+        raise ValueError(f"{knob}: {value!r} is not a table of exactly two heads, name = width")
+    heads = tuple((str(name), _int(width, knob, 1, 16)) for name, width in value.items())
+    for name, _ in heads:
+        if not name.isidentifier() or name.startswith("_"):
+            raise ValueError(f"{knob}: head name {name!r} is not a plain identifier")
+    return heads
+
+
+def for_variant(choices: Mapping[str, Any]) -> Params:
+    """The Params of one exam variant; ValueError names the knob when a choice is unknown or bad."""
+    unknown = sorted(set(choices) - set(KNOBS))
+    if unknown:
+        raise ValueError(f"unknown knob {unknown[0]!r} (known: {', '.join(KNOBS)})")
+    c = {**lesson_choices(), **choices}
+    base = default()
+    hidden = _int(c["tinynet_hidden"], "tinynet_hidden", 2, 64)
+    h1, h2 = _widths(c["delivery_hidden"], "delivery_hidden", 2, 2, 64)
+    p_drop = c["delivery_p_drop"]
+    if isinstance(p_drop, bool) or not isinstance(p_drop, int | float) or not 0 < p_drop < 1:
+        raise ValueError(f"delivery_p_drop: {p_drop!r} is not a probability between 0 and 1")
+    p_drop = float(p_drop)
+    heads = _heads(c["twohead_heads"], "twohead_heads")
+    stack = _widths(c["counting_stack"], "counting_stack", None, 1, 4096)
+    if len(stack) < 2:
+        raise ValueError(f"counting_stack: {list(stack)!r} needs at least two sizes")
+
+    tinynet = dataclasses.replace(
+        base.tinynet, hidden=hidden, forward_sizes=((3, hidden, 2), *base.tinynet.forward_sizes[1:])
+    )
+    sizes = (3, h1, h2, 1)
+    delivery = dataclasses.replace(
+        base.delivery, sizes=sizes, p_drop=p_drop, n_params=_stack_count(sizes, True),
+        weight_shapes=(("hidden.0.weight", (h1, 3)), ("hidden.3.weight", (h2, h1)),
+                       ("head.weight", (1, h2))),
+        train_p=0.4 if p_drop == 0.3 else base.delivery.train_p,  # the explicit p differs from the default
+        check_default_p=base.delivery.check_default_p or "delivery_p_drop" in choices,
+    )  # fmt: skip
+    body = base.containers.body
+    containers = dataclasses.replace(
+        base.containers, head_names=tuple(n for n, _ in heads), head_widths=tuple(w for _, w in heads),
+        twohead_params=3 * body + body + sum(body * w + w for _, w in heads),
+    )  # fmt: skip
+    frozen = sizes[0] * h1 + h1
+    counting = dataclasses.replace(
+        base.counting,
+        known_stacks=(
+            (sizes, True, _stack_count(sizes, True)),
+            (stack, True, _stack_count(stack, True)),
+            (stack, False, _stack_count(stack, False)),
+            base.counting.known_stacks[3],
+        ),
+        delivery_total=_stack_count(sizes, True),
+        frozen_trainable=_stack_count(sizes, True) - frozen,
+        delivery_sizes=sizes,
+        twohead_heads=heads,
+        twohead_layers=(("body.0", 3 * body + body), *((f"heads.{n}", body * w + w) for n, w in heads)),
+    )
+    return dataclasses.replace(base, tinynet=tinynet, delivery=delivery, containers=containers,
+                               counting=counting)  # fmt: skip
+
+
+def describe(params: Params) -> list[str]:
+    """A student's own numbers, one line each, for the exam README."""
+    d, c, k, t = params.delivery, params.containers, params.counting, params.tinynet
+    stack, bias_n, plain_n = k.known_stacks[1][0], k.known_stacks[1][2], k.known_stacks[2][2]
+    return [
+        f"`tinynet`: TinyNet is graded as `{t.label}` (fc1.weight `{t.fc1_shape}`, "
+        f"fc2.weight `{t.fc2_shape}`), trained on `make_toy()`.",
+        f"`delivery`: `DeliveryMLP` is 3 -> {d.sizes[1]} -> {d.sizes[2]} -> 1: "
+        f"`self.hidden = {d.hidden_code}`, `self.head = nn.Linear({d.sizes[2]}, 1)`; "
+        f"{d.n_params} parameters ({d.count_terms}); the default `p_drop` is {d.p_drop:g}.",
+        f"`counting`: `count_linear_stack({list(stack)})` is {bias_n} ({plain_n} with `bias=False`); "
+        f"a DeliveryMLP has {k.delivery_total} parameters.",
+        f"`containers`: `TwoHead` has the heads `{{{c.heads_code}}}` ({c.twohead_params} parameters).",
+        "`numpy_forward`: `delivery_forward` runs the state_dict of your DeliveryMLP "
+        f"(weights {d.shapes_text}).",
+    ]

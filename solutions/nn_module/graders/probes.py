@@ -209,6 +209,7 @@ def delivery_structure(mod, x_mean, x_std):
         "plain_attrs": plain,
         "hidden_type": _tname(getattr(model, "hidden", None)),
         "modules": [_tname(m) for _, m in _named_modules(model)],
+        "dropout_ps": [float(m.p) for _, m in _named_modules(model) if isinstance(m, nn.Dropout)],
         **_params(model),
     }
 

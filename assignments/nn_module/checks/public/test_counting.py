@@ -7,22 +7,28 @@ from autograder.checks import fail, points
 from ..support import call, fail_if_not_implemented, raised_name
 
 # Models the worker builds from plain data (probes._build_counting_model); numbers in params.py.
-DELIVERY_LIKE = {
-    "modules": [
-        ["hidden", ["seq", [["linear", 3, 16, True], ["relu"], ["dropout"],
-                            ["linear", 16, 8, True], ["relu"]]]],
-        ["head", ["linear", 8, 1, True]],
-    ],
-    "buffers": [3, 3],
-}
-FROZEN_DELIVERY = {**DELIVERY_LIKE, "frozen": ["hidden.0"]}
 TIED = {"tie": [10, 4]}
-TWOHEAD_LIKE = {
-    "modules": [
-        ["body", ["seq", [["linear", 3, 16, True], ["relu"]]]],
-        ["heads", ["dict", [["time", ["linear", 16, 1, True]], ["late", ["linear", 16, 2, True]]]]],
-    ],
-}
+
+
+def delivery_like(cp, frozen: tuple[str, ...] = ()) -> dict:
+    """A DeliveryMLP-shaped model (Linear, ReLU, Dropout, Linear, ReLU; head) with two buffers."""
+    i, h1, h2, out = cp.delivery_sizes
+    spec = {
+        "modules": [
+            ["hidden", ["seq", [["linear", i, h1, True], ["relu"], ["dropout"],
+                                ["linear", h1, h2, True], ["relu"]]]],
+            ["head", ["linear", h2, out, True]],
+        ],
+        "buffers": [i, i],
+    }
+    return {**spec, "frozen": list(frozen)} if frozen else spec
+
+
+def twohead_like(cp) -> dict:
+    """A TwoHead-shaped model: a Linear + ReLU body and a ModuleDict of heads."""
+    i, body = cp.twohead_body
+    heads = [[name, ["linear", body, width, True]] for name, width in cp.twohead_heads]
+    return {"modules": [["body", ["seq", [["linear", i, body, True], ["relu"]]]], ["heads", ["dict", heads]]]}
 
 
 def _value(obs, what: str) -> int:
@@ -33,7 +39,7 @@ def _value(obs, what: str) -> int:
 
 @points(2)
 def test_known_stacks(worker, params):
-    """count_linear_stack: [3,16,8,1] -> 209, [784,256,128,10] -> 235146 (234752 without bias)"""
+    """count_linear_stack: {p.counting.known_text}"""
     cases = [[list(sizes), bias] for sizes, bias, _ in params.counting.known_stacks]
     obs = call(worker, "counting_stack", "count_linear_stack(sizes, bias)", cases=cases)
     for (sizes, bias, want), got in zip(params.counting.known_stacks, obs, strict=True):
@@ -69,7 +75,7 @@ def count(worker, spec, what):
 def test_count_buffers_and_tied(worker, params):
     """count_parameters never counts buffers and counts a tied weight once"""
     cp = params.counting
-    total, _ = count(worker, DELIVERY_LIKE, "a DeliveryMLP-shaped model")
+    total, _ = count(worker, delivery_like(cp), "a DeliveryMLP-shaped model")
     if total != cp.delivery_total:
         key = "counting.counts_buffers" if total == cp.delivery_total + 6 else "counting.total"
         fail(key, model="a DeliveryMLP-shaped model with buffers x_mean, x_std", got=total,
@@ -85,7 +91,7 @@ def test_count_buffers_and_tied(worker, params):
 def test_trainable_only(worker, params):
     """count_parameters(model, trainable_only=True) leaves out frozen (requires_grad=False) parameters"""
     cp = params.counting
-    total, trainable = count(worker, FROZEN_DELIVERY, "a model with hidden.0 frozen")
+    total, trainable = count(worker, delivery_like(cp, ("hidden.0",)), "a model with hidden.0 frozen")
     if total != cp.delivery_total:
         fail("counting.frozen_total", got=total, want=cp.delivery_total)
     if trainable != cp.frozen_trainable:
@@ -118,10 +124,11 @@ def judge_per_layer(got: dict[str, int], want: dict[str, int], what: str,
 
 @points(2)
 def test_per_layer_known(worker, params):
-    """per_layer gives each module's own count: TwoHead -> body.0 64, heads.time 17, heads.late 34"""
+    """per_layer gives each module's own count: TwoHead -> {p.counting.twohead_text}"""
+    cp = params.counting
     what = "a TwoHead-shaped model"
-    got = per_layer(worker, TWOHEAD_LIKE, what)
-    judge_per_layer(got, dict(params.counting.twohead_layers), what, {"", "body", "heads"})
+    got = per_layer(worker, twohead_like(cp), what)
+    judge_per_layer(got, dict(cp.twohead_layers), what, {"", "body", "heads"})
     what = "a DeliveryMLP-shaped model"
-    got = per_layer(worker, DELIVERY_LIKE, what)
-    judge_per_layer(got, {"hidden.0": 64, "hidden.3": 136, "head": 9}, what, {"", "hidden"})
+    got = per_layer(worker, delivery_like(cp), what)
+    judge_per_layer(got, cp.delivery_per_layer, what, {"", "hidden"})

@@ -53,7 +53,8 @@ def test_state_dict_keys(worker, params):
     if got == want:
         return
     if obs["hidden_type"] in ("list", "tuple"):
-        fail("delivery.hidden_list", got_type=obs["hidden_type"], keys=got)
+        fail("delivery.hidden_list", got_type=obs["hidden_type"], keys=got,
+             hidden=params.delivery.hidden_code)
     if "Dropout" not in obs["modules"] or any(k.startswith("hidden.2.") for k in got):
         fail("delivery.no_dropout", keys=got, modules=", ".join(sorted(set(obs["modules"]))))
     absent = [k for k in want if k not in got]
@@ -64,13 +65,15 @@ def test_state_dict_keys(worker, params):
 
 @points(2)
 def test_parameter_count(worker, params):
-    """DeliveryMLP has 209 parameters, with weights (16, 3), (8, 16) and (1, 8)"""
+    """DeliveryMLP has {p.delivery.n_params} parameters, with weights {p.delivery.shapes_text}"""
     obs = structure(worker, params)
     dp = params.delivery
     if obs["count"] != dp.n_params:
         if obs["count"] == 0 or obs["hidden_type"] in ("list", "tuple"):
-            fail("delivery.hidden_list", got_type=obs["hidden_type"], keys=obs["state_keys"])
-        fail("delivery.count", got=obs["count"], want=dp.n_params, names=obs["names"])
+            fail("delivery.hidden_list", got_type=obs["hidden_type"], keys=obs["state_keys"],
+                 hidden=dp.hidden_code)
+        fail("delivery.count", got=obs["count"], want=dp.n_params, names=obs["names"],
+             terms=dp.count_terms)
     shapes = {n: tuple(s) for n, s in zip(obs["names"], obs["shapes"], strict=True)}
     for name, shape in dp.weight_shapes:
         if shapes.get(name) != tuple(shape):

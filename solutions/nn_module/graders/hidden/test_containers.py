@@ -10,15 +10,12 @@ import numpy as np
 from autograder.checks import fail, points
 
 from ..compare import close, describe, fmt_shape, require_array
-from ..params import default
 from ..support import call, load_problem, mlp_state, relu, rng
 from . import _ref
 
-P = default().containers
-
 
 @functools.lru_cache(maxsize=8)
-def _fixed_case(k: int) -> tuple[tuple[int, ...], dict[str, np.ndarray], np.ndarray]:
+def _fixed_case(P, k: int) -> tuple[tuple[int, ...], dict[str, np.ndarray], np.ndarray]:
     sizes = P.forward_sizes[k]
     layers = [(f"layers.{i}", a, b) for i, (a, b) in enumerate(pairwise(sizes))]
     state = mlp_state(P.state_seed + k, layers, scale=2.0)  # larger weights: some outputs negative
@@ -33,50 +30,51 @@ def _torch_state(state: dict[str, np.ndarray]):
 
 
 @functools.lru_cache(maxsize=8)
-def reference_fixed(k: int) -> np.ndarray:
+def reference_fixed(params, k: int) -> np.ndarray:
     import torch
 
-    sizes, state, x = _fixed_case(k)
-    model = _ref.module("containers").FixedMLP(list(sizes))
+    sizes, state, x = _fixed_case(params.containers, k)
+    model = _ref.module("containers", params).FixedMLP(list(sizes))
     model.load_state_dict(_torch_state(state))
     with torch.no_grad():
         return model(torch.from_numpy(x)).numpy().astype(np.float64)
 
 
-def _relu_after_last(k: int) -> np.ndarray:
-    sizes, state, x = _fixed_case(k)
+def _relu_after_last(P, k: int) -> np.ndarray:
+    sizes, state, x = _fixed_case(P, k)
     h = x.astype(np.float64)
     for i in range(len(sizes) - 1):
         h = relu(h @ state[f"layers.{i}.weight"].T.astype(np.float64) + state[f"layers.{i}.bias"])
     return h
 
 
-def _load_or_fail(obs, model: str) -> None:
+def _load_or_fail(P, obs, model: str) -> None:
     detail = load_problem(obs["load"])
     if detail:
-        fail("containers.forward_load", model=model, detail=detail)
+        fail("containers.forward_load", model=model, detail=detail, head_keys=P.head_keys_text)
 
 
 @points(3)
 def test_fixedmlp_matches_reference(worker, params):
     """With the same weights, FixedMLP equals the reference (ReLU between layers, none after the last)"""
+    P = params.containers
     tol = params.tol.float32
     for k in range(len(P.forward_sizes)):
-        sizes, state, x = _fixed_case(k)
+        sizes, state, x = _fixed_case(P, k)
         what = f"FixedMLP({list(sizes)})(x)"
         obs = call(worker, "containers_fixedmlp_forward", what, sizes=list(sizes), state=state, x=x)
-        _load_or_fail(obs, f"FixedMLP({list(sizes)})")
+        _load_or_fail(P, obs, f"FixedMLP({list(sizes)})")
         got = require_array(obs["out"], what, (P.batch, sizes[-1]))
-        want = reference_fixed(k)
+        want = reference_fixed(params, k)
         if close(got, want, tol):
             continue
-        if close(got, _relu_after_last(k), tol):
+        if close(got, _relu_after_last(P, k), tol):
             fail("containers.relu_after_last", call=what)
         fail("containers.forward_values", call=what, error=describe(got, want))
 
 
-@functools.lru_cache(maxsize=1)
-def _twohead_case() -> tuple[dict[str, np.ndarray], np.ndarray]:
+@functools.lru_cache(maxsize=8)
+def _twohead_case(P) -> tuple[dict[str, np.ndarray], np.ndarray]:
     layers = [("body.0", P.in_features, P.body)] + [
         (f"heads.{n}", P.body, w) for n, w in zip(P.head_names, P.head_widths, strict=True)
     ]
@@ -85,12 +83,12 @@ def _twohead_case() -> tuple[dict[str, np.ndarray], np.ndarray]:
     return state, x
 
 
-@functools.lru_cache(maxsize=1)
-def reference_twohead() -> dict[str, np.ndarray]:
+@functools.lru_cache(maxsize=8)
+def reference_twohead(params) -> dict[str, np.ndarray]:
     import torch
 
-    state, x = _twohead_case()
-    model = _ref.module("containers").TwoHead()
+    state, x = _twohead_case(params.containers)
+    model = _ref.module("containers", params).TwoHead()
     model.load_state_dict(_torch_state(state))
     with torch.no_grad():
         out = model(torch.from_numpy(x))
@@ -99,13 +97,14 @@ def reference_twohead() -> dict[str, np.ndarray]:
 
 @points(2)
 def test_twohead_matches_reference(worker, params):
-    """With the same weights, TwoHead's "time" and "late" outputs equal the reference's"""
-    state, x = _twohead_case()
+    """With the same weights, TwoHead's {p.containers.head_names_text} outputs equal the reference's"""
+    P = params.containers
+    state, x = _twohead_case(P)
     obs = call(worker, "containers_twohead_forward", "TwoHead()(x)", state=state, x=x)
-    _load_or_fail(obs, "TwoHead()")
+    _load_or_fail(P, obs, "TwoHead()")
     if obs["out"] is None:
-        fail("containers.twohead_out_type", got_type=obs["out_type"])
-    want = reference_twohead()
+        fail("containers.twohead_out_type", got_type=obs["out_type"], outputs=P.outputs_text)
+    want = reference_twohead(params)
     for name, width in zip(P.head_names, P.head_widths, strict=True):
         if name not in obs["out"]:
             fail("containers.twohead_out_keys", keys=sorted(obs["out"]), want=sorted(P.head_names))
@@ -115,3 +114,13 @@ def test_twohead_matches_reference(worker, params):
         if not close(got, want[name], params.tol.float32):
             fail("containers.twohead_values", call=what, error=describe(got, want[name]),
                  shape=fmt_shape((P.batch, width)))
+
+
+def observe_variant(worker, params) -> dict:
+    """The exam knob this submission's TwoHead implements: its heads, name -> output width."""
+    P = params.containers
+    x = np.linspace(-1, 1, P.batch * P.in_features, dtype=np.float32).reshape(P.batch, -1)
+    obs = worker.call("containers_twohead", x=x)
+    if not obs["out"] or any(o.get("shape") is None or len(o["shape"]) != 2 for o in obs["out"].values()):
+        return {}
+    return {"twohead_heads": {name: int(o["shape"][1]) for name, o in obs["out"].items()}}

@@ -9,18 +9,16 @@ import numpy as np
 from autograder.checks import fail, points
 
 from ..compare import close, describe, fmt_shape, require_array
-from ..params import default
 from ..support import call, load_problem, mlp_state, relu, rng
 from . import _ref
 
-P = default().delivery
 SUPER_HINT = {"Module.__init__() call": "delivery.super_init"}
 SHAPE = {"shape": "delivery.forward_shape"}
 
 
-@functools.lru_cache(maxsize=2)
-def _weights(seed: int) -> dict[str, np.ndarray]:
-    state = mlp_state(seed, [("hidden.0", 3, 16), ("hidden.3", 16, 8), ("head", 8, 1)])
+@functools.lru_cache(maxsize=8)
+def _weights(P, seed: int) -> dict[str, np.ndarray]:
+    state = mlp_state(seed, list(P.layers))
     return {"x_mean": np.array(P.x_mean, np.float32), "x_std": np.array(P.x_std, np.float32), **state}
 
 
@@ -31,12 +29,13 @@ def _orders(seed: int, n: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=16)
-def reference_output(n: int, seed: int) -> np.ndarray:
+def reference_output(params, n: int, seed: int) -> np.ndarray:
     """The reference DeliveryMLP in eval mode, with the check's weights, on the check's orders."""
     import torch
 
-    state = {k: torch.from_numpy(v.copy()) for k, v in _weights(P.state_seed).items()}
-    model = _ref.module("delivery").DeliveryMLP(state["x_mean"], state["x_std"])
+    P = params.delivery
+    state = {k: torch.from_numpy(v.copy()) for k, v in _weights(P, P.state_seed).items()}
+    model = _ref.module("delivery", params).DeliveryMLP(state["x_mean"], state["x_std"])
     model.load_state_dict(state)
     model.eval()
     with torch.no_grad():
@@ -44,35 +43,36 @@ def reference_output(n: int, seed: int) -> np.ndarray:
     return out.numpy().astype(np.float64)
 
 
-def _unstandardized(x: np.ndarray) -> np.ndarray:
-    s = {k: v.astype(np.float64) for k, v in _weights(P.state_seed).items()}
+def _unstandardized(P, x: np.ndarray) -> np.ndarray:
+    s = {k: v.astype(np.float64) for k, v in _weights(P, P.state_seed).items()}
     h = relu(x.astype(np.float64) @ s["hidden.0.weight"].T + s["hidden.0.bias"])
     h = relu(h @ s["hidden.3.weight"].T + s["hidden.3.bias"])
     return (h @ s["head.weight"].T + s["head.bias"])[:, 0]
 
 
-def _loaded_or_fail(obs) -> None:
+def _loaded_or_fail(P, obs) -> None:
     detail = load_problem(obs["load"], allowed=P.buffers)  # plain-attribute buffers: graded elsewhere
     if detail:
-        fail("delivery.forward_load", detail=detail)
+        fail("delivery.forward_load", detail=detail, shapes=P.shapes_text.replace(" and ", ", "))
 
 
 @points(4)
 def test_matches_reference(worker, params):
     """With the reference's weights, eval-mode outputs equal the reference's, shape (N,), also for N = 1"""
+    P = params.delivery
     tol = params.tol.float32
     xs = [_orders(P.input_seed + n, n) for n in P.batch_sizes]
-    w = _weights(P.state_seed)
+    w = _weights(P, P.state_seed)
     obs = call(worker, "delivery_forward", "model(x) in eval mode", SUPER_HINT,
                x_mean=w["x_mean"], x_std=w["x_std"], state=w, xs=xs)
-    _loaded_or_fail(obs)
+    _loaded_or_fail(P, obs)
     for n, x, out in zip(P.batch_sizes, xs, obs["outs"], strict=True):
         what = f"model(x) for x of shape {fmt_shape(x.shape)}"
         got = require_array(out, what, (n,), keys=SHAPE)
-        want = reference_output(n, P.input_seed + n)
+        want = reference_output(params, n, P.input_seed + n)
         if close(got, want, tol):
             continue
-        if close(got, _unstandardized(x), tol):
+        if close(got, _unstandardized(P, x), tol):
             fail("delivery.no_standardize", call=what)
         fail("delivery.forward_values", call=what, error=describe(got, want))
 
@@ -80,7 +80,8 @@ def test_matches_reference(worker, params):
 @points(2)
 def test_dropout_in_train_mode(worker, params):
     """In train mode Dropout(p_drop) is active (two passes differ); in eval mode two passes are equal"""
-    w = _weights(P.state_seed)
+    P = params.delivery
+    w = _weights(P, P.state_seed)
     x = _orders(P.input_seed, P.train_batch)
     what = f"DeliveryMLP(x_mean, x_std, p_drop={P.train_p})"
     obs = call(worker, "delivery_train_mode", what, SUPER_HINT,
@@ -93,22 +94,47 @@ def test_dropout_in_train_mode(worker, params):
         fail("delivery.train_mode_inactive", p=P.train_p)
     if not np.array_equal(evals[0], evals[1]):
         fail("delivery.eval_random", error=describe(evals[1], evals[0]))
+    if P.check_default_p:  # an exam: the default p_drop is the student's own number
+        ps = _structure(worker, P)["dropout_ps"]
+        if ps != [P.p_drop]:
+            fail("delivery.default_p", ps=ps or "no nn.Dropout", p=P.p_drop)
 
 
-def _predict(worker):
-    w = _weights(P.state_seed)
+def _structure(worker, P):
+    x_mean, x_std = np.array(P.x_mean, np.float32), np.array(P.x_std, np.float32)
+    return call(worker, "delivery_structure", "DeliveryMLP(x_mean, x_std)", SUPER_HINT,
+                x_mean=x_mean, x_std=x_std)
+
+
+def observe_variant(worker, params) -> dict:
+    """The exam knobs this submission's DeliveryMLP implements: hidden widths and default p_drop."""
+    obs = _structure(worker, params.delivery)
+    shapes = {name: shape for name, shape in zip(obs["names"], obs["shapes"], strict=True)}
+    found: dict = {}
+    first, second = shapes.get("hidden.0.weight"), shapes.get("hidden.3.weight")
+    if first and second:
+        found["delivery_hidden"] = [first[0], second[0]]
+    if len(obs["dropout_ps"]) == 1:
+        found["delivery_p_drop"] = obs["dropout_ps"][0]
+    return found
+
+
+def _predict(worker, params):
+    P = params.delivery
+    w = _weights(P, P.state_seed)
     x = _orders(P.input_seed + 1, P.train_batch)
     obs = call(worker, "delivery_predict", "predict(model, x)", SUPER_HINT,
                x_mean=w["x_mean"], x_std=w["x_std"], state=w, x=x, calls=P.predict_calls)
-    _loaded_or_fail(obs)
-    return obs, reference_output(P.train_batch, P.input_seed + 1)
+    _loaded_or_fail(P, obs)
+    return obs, reference_output(params, P.train_batch, P.input_seed + 1)
 
 
 @points(2)
 def test_predict_eval(worker, params):
     """predict() on a model left in train mode gives the same eval-mode answer on every call"""
-    obs, want = _predict(worker)
-    outs = [require_array(o, "predict(model, x)", (P.train_batch,), keys=SHAPE) for o in obs["outs"]]
+    obs, want = _predict(worker, params)
+    outs = [require_array(o, "predict(model, x)", (params.delivery.train_batch,), keys=SHAPE)
+            for o in obs["outs"]]
     if any(s["dropout_training"] for s in obs["seen"]) or not all(
         np.array_equal(o, outs[0]) for o in outs
     ):
@@ -120,7 +146,7 @@ def test_predict_eval(worker, params):
 @points(2)
 def test_predict_no_grad(worker, params):
     """predict() runs the model under torch.no_grad() (or inference_mode) and returns no graph"""
-    obs, _ = _predict(worker)
+    obs, _ = _predict(worker, params)
     for out in obs["outs"]:
         if out["type"] != "Tensor":
             fail("common.wrong_type", call="predict(model, x)", got_type=out["type"], want_type="Tensor")

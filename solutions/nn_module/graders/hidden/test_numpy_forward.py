@@ -9,39 +9,41 @@ import numpy as np
 from autograder.checks import fail, points
 
 from ..compare import close, describe, require_array
-from ..params import default
 from ..public.test_numpy_forward import FORWARD_HINT, FORWARD_KEYS, delivery_state, orders, run_linear
 from ..support import call, relu, rng
 from . import _ref
 
-P = default().numpy_forward
 ARRAY = ("ndarray",)
 
 
 @points(2)
 def test_linear_square_weights(worker, params):
     """linear is right for square weights too, where forgetting the transpose raises no error"""
+    P = params.numpy_forward
     gen = rng(P.input_seed + 7)
     for n in P.square_sizes:
         run_linear(worker, gen.normal(size=(5, n)), gen.normal(size=(n, n)), gen.normal(size=n),
                    params.tol.float64)
 
 
-@functools.lru_cache(maxsize=8)
-def reference(n: int) -> np.ndarray:
+@functools.lru_cache(maxsize=16)
+def reference(params, n: int) -> np.ndarray:
     """The reference DeliveryMLP.double() in eval mode with the same state, on the same orders."""
     import torch
 
-    state = {k: torch.from_numpy(v.copy()) for k, v in delivery_state(P.state_seed).items()}
-    model = _ref.module("delivery").DeliveryMLP(state["x_mean"], state["x_std"]).double()
+    P = params.numpy_forward
+    state = {k: torch.from_numpy(v.copy())
+             for k, v in delivery_state(P.state_seed, layers=params.delivery.layers).items()}
+    model = _ref.module("delivery", params).DeliveryMLP(state["x_mean"], state["x_std"]).double()
     model.load_state_dict(state)
     model.eval()
     with torch.no_grad():
         return model(torch.from_numpy(orders(P.input_seed + n, n))).numpy()
 
 
-def _variant(n: int, standardize: bool, relu_head: bool) -> np.ndarray:
-    s = delivery_state(P.state_seed)
+def _variant(params, n: int, standardize: bool, relu_head: bool) -> np.ndarray:
+    P = params.numpy_forward
+    s = delivery_state(P.state_seed, layers=params.delivery.layers)
     x = orders(P.input_seed + n, n)
     z = (x - s["x_mean"]) / s["x_std"] if standardize else x
     h = relu(z @ s["hidden.0.weight"].T + s["hidden.0.bias"])
@@ -53,18 +55,19 @@ def _variant(n: int, standardize: bool, relu_head: bool) -> np.ndarray:
 @points(4)
 def test_matches_torch_float64(worker, params):
     """delivery_forward equals DeliveryMLP.double() in eval mode within 1e-12, on random weights and orders"""
+    P = params.numpy_forward
     tol = params.tol.float64
-    state = delivery_state(P.state_seed)
+    state = delivery_state(P.state_seed, layers=params.delivery.layers)
     for n in P.batch_sizes:
         x = orders(P.input_seed + n, n)
         what = f"delivery_forward(state, x) for x of shape ({n}, 3)"
         obs = call(worker, "numpy_delivery", what, FORWARD_HINT, state=state, x=x)
         got = require_array(obs, what, (n,), types=ARRAY, dtype="float64", keys=FORWARD_KEYS)
-        want = reference(n)
+        want = reference(params, n)
         if close(got, want, tol):
             continue
-        if close(got, _variant(n, False, False), 1e-9):
+        if close(got, _variant(params, n, False, False), 1e-9):
             fail("numpy_forward.no_standardize", call=what)
-        if close(got, _variant(n, True, True), 1e-9):
+        if close(got, _variant(params, n, True, True), 1e-9):
             fail("numpy_forward.relu_head", call=what)
         fail("numpy_forward.values", call=what, error=describe(got, want), tol=f"{tol:g}")

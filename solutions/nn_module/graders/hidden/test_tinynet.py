@@ -15,9 +15,8 @@ from ..params import default
 from ..support import call, load_problem, mlp_state, relu, rng, toy_data
 from . import _ref
 
-P = default().tinynet
 SUPER_HINT = {"Module.__init__() call": "tinynet.super_init"}
-size = st.integers(1, P.max_random_size)
+size = st.integers(1, default().tinynet.max_random_size)
 
 
 def _state(seed: int, i: int, h: int, o: int) -> dict[str, np.ndarray]:
@@ -56,6 +55,7 @@ def _forward_variants(state: dict[str, np.ndarray], x: np.ndarray) -> dict[str, 
 @points(2)
 def test_forward_formula(worker, params):
     """With given weights, TinyNet's forward equals fc2(relu(fc1(x))) within float32 tolerance"""
+    P = params.tinynet
     tol = params.tol.float32
     for k, sizes in enumerate(P.forward_sizes):
         state = _state(P.forward_seed + k, *sizes)
@@ -76,14 +76,16 @@ def test_forward_formula(worker, params):
 
 
 @functools.lru_cache(maxsize=8)
-def reference_losses(epochs: int, lr: float, seed: int, variant: str = "reference") -> tuple[float, ...]:
+def reference_losses(params, epochs: int, lr: float, seed: int,
+                     variant: str = "reference") -> tuple[float, ...]:
     """The reference solution's trajectory from the same weights and data (or a diagnosed wrong loop)."""
     import torch
 
+    P = params.tinynet
     X, y = toy_data(P.toy_n, P.toy_seed)
-    state = _state(seed, P.in_features, P.hidden, P.out_features)
-    ref = _ref.module("tinynet")
-    model = ref.TinyNet(P.in_features, P.hidden, P.out_features)
+    state = _state(seed, *P.sizes)
+    ref = _ref.module("tinynet", params)
+    model = ref.TinyNet(*P.sizes)
     model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in state.items()})
     Xt, yt = torch.from_numpy(X.copy()), torch.from_numpy(y.copy())
     if variant == "reference":
@@ -103,9 +105,10 @@ def reference_losses(epochs: int, lr: float, seed: int, variant: str = "referenc
 @points(2)
 def test_trajectory(worker, params):
     """From the same weights and data, train_tinynet's losses equal the reference's (Adam, zero_grad)"""
+    P = params.tinynet
     epochs, lr, tol = P.trajectory_epochs, P.trajectory_lr, params.tol.loss
     X, y = toy_data(P.toy_n, P.toy_seed)
-    sizes = [P.in_features, P.hidden, P.out_features]
+    sizes = list(P.sizes)
     state = _state(P.init_seed, *sizes)
     what = f"train_tinynet(model, X, y, {epochs}, {lr})"
     obs = call(worker, "tinynet_train", what, sizes=sizes, state=state, X=X, y=y, epochs=epochs, lr=lr)
@@ -114,11 +117,11 @@ def test_trajectory(worker, params):
     if any(v is None for v in obs["values"]):
         fail("tinynet.loss_item", call=what, types=", ".join(sorted(set(obs["types"]))))
     got = np.array(obs["values"], dtype=np.float64)
-    want = np.array(reference_losses(epochs, lr, P.init_seed))
+    want = np.array(reference_losses(params, epochs, lr, P.init_seed))
     if close(got, want, tol):
         return
     for variant in ("no_zero_grad", "sgd"):
-        if close(got, np.array(reference_losses(epochs, lr, P.init_seed, variant)), tol):
+        if close(got, np.array(reference_losses(params, epochs, lr, P.init_seed, variant)), tol):
             fail(f"tinynet.trajectory_{variant}", call=what, got=_first(got), want=_first(want))
     differ = int(np.argmax(np.abs(got - want) > tol * np.maximum(1, np.abs(want))))
     fail("tinynet.trajectory", call=what, epoch=differ, got=_first(got), want=_first(want),
@@ -131,14 +134,15 @@ def _first(values: np.ndarray, n: int = 5) -> str:
 
 @points(2)
 def test_accuracy(worker, params):
-    """TinyNet(3, 8, 2) trained with train_tinynet's defaults reaches accuracy >= 0.9 on make_toy()"""
+    """{p.tinynet.label} trained with train_tinynet's defaults reaches accuracy >= 0.9 on make_toy()"""
+    P = params.tinynet
     X, y = toy_data(P.toy_n, P.toy_seed)
-    sizes = [P.in_features, P.hidden, P.out_features]
-    what = "train_tinynet(TinyNet(3, 8, 2), X, y)"
+    sizes = list(P.sizes)
+    what = f"train_tinynet({P.label}, X, y)"
     obs = call(worker, "tinynet_accuracy", what, SUPER_HINT, sizes=sizes, X=X, y=y, seed=P.accuracy_seed)
     if obs["len"] != P.epochs:
         fail("tinynet.default_epochs", call=what, got=obs["len"], epochs=P.epochs)
     logits = require_array(obs["logits"], "model(X) after training", (P.toy_n, P.out_features))
     accuracy = float(np.mean(np.argmax(logits, axis=1) == y))
     if accuracy < P.accuracy:
-        fail("tinynet.accuracy", accuracy=f"{accuracy:.2f}", want=f"{P.accuracy:.2f}")
+        fail("tinynet.accuracy", accuracy=f"{accuracy:.2f}", want=f"{P.accuracy:.2f}", model=P.label)

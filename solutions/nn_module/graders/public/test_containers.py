@@ -47,14 +47,15 @@ def test_fixedmlp_registered(worker, params):
 
 @points(2)
 def test_twohead_registered(worker, params):
-    """TwoHead registers body and heads (115 parameters, keys heads.time.*, heads.late.*)"""
+    """TwoHead registers body and heads ({p.containers.registered_text})"""
     cp = params.containers
     x = np.linspace(-1, 1, cp.batch * cp.in_features, dtype=np.float32).reshape(cp.batch, -1)
     obs = call(worker, "containers_twohead", "TwoHead()(x)", x=x)
     if obs["heads_type"] in ("dict", "OrderedDict"):
-        fail("containers.twohead_dict", got_type=obs["heads_type"], count=obs["count"])
+        fail("containers.twohead_dict", got_type=obs["heads_type"], count=obs["count"],
+             heads_code=cp.heads_code)
     if obs["out"] is None:
-        fail("containers.twohead_out_type", got_type=obs["out_type"])
+        fail("containers.twohead_out_type", got_type=obs["out_type"], outputs=cp.outputs_text)
     if sorted(obs["out"]) != sorted(cp.head_names):
         fail("containers.twohead_out_keys", keys=sorted(obs["out"]), want=sorted(cp.head_names))
     for name, width in zip(cp.head_names, cp.head_widths, strict=True):

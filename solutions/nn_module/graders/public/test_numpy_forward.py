@@ -16,17 +16,17 @@ FORWARD_HINT = {"mismatch": "numpy_forward.forward_raised", "shapes": "numpy_for
                 "ValueError": "numpy_forward.forward_raised"}
 LINEAR_KEYS = {"shape": "numpy_forward.linear_shape"}
 FORWARD_KEYS = {"shape": "numpy_forward.shape", "dtype": "numpy_forward.dtype"}
-LAYERS = (("hidden.0", 3, 16), ("hidden.3", 16, 8), ("head", 8, 1))
+LAYERS = (("hidden.0", 3, 16), ("hidden.3", 16, 8), ("head", 8, 1))  # the lesson's; params.delivery.layers
 
 
-def delivery_state(seed: int, dtype=np.float64) -> dict[str, np.ndarray]:
+def delivery_state(seed: int, dtype=np.float64, layers=LAYERS) -> dict[str, np.ndarray]:
     """Random DeliveryMLP weights and buffers as NumPy arrays (hidden inputs come from a seed)."""
     gen = rng(seed)
     state = {
         "x_mean": gen.uniform(0.5, 6.0, 3),
         "x_std": gen.uniform(0.4, 3.0, 3),
     }
-    for prefix, fan_in, fan_out in LAYERS:
+    for prefix, fan_in, fan_out in layers:
         state[f"{prefix}.weight"] = gen.normal(0, 1 / np.sqrt(fan_in), (fan_out, fan_in))
         state[f"{prefix}.bias"] = gen.normal(0, 0.3, fan_out)
     return {k: v.astype(dtype) for k, v in state.items()}
@@ -76,7 +76,7 @@ def test_forward_shape_and_dtype(worker, params):
     """delivery_forward returns an ndarray of shape (N,) (also N = 1) in the dtype of its inputs"""
     nf = params.numpy_forward
     for dtype in (np.float64, np.float32):
-        state = delivery_state(nf.state_seed + 1, dtype)
+        state = delivery_state(nf.state_seed + 1, dtype, params.delivery.layers)
         for n in (4, 1):
             x = orders(nf.input_seed + n, n, dtype)
             what = f"delivery_forward(state, x) for {np.dtype(dtype).name} x of shape ({n}, 3)"

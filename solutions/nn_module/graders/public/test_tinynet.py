@@ -47,7 +47,7 @@ def test_registration(worker, params):
 
 @points(2)
 def test_weight_shapes(worker, params):
-    """TinyNet(3, 8, 2) stores fc1.weight as (8, 3) and fc2.weight as (2, 8): nn.Linear keeps (out, in)"""
+    """{p.tinynet.weights_title}: nn.Linear keeps (out, in)"""
     tp = params.tinynet
     sizes = (tp.in_features, tp.hidden, tp.out_features)
     obs = structure(worker, sizes)
