@@ -122,7 +122,7 @@ class Grader:
         """
         started = time.monotonic()
         name = student or student_name(path)
-        submission = collect(path, self.assignment.given)
+        submission = collect(path, self.assignment.given, self.assignment)
         if self.exam is None:
             tasks = tuple(self.grade_task(task, submission) for task in self.assignment.tasks)
             elapsed = time.monotonic() - started

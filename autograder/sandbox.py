@@ -127,9 +127,23 @@ def seccomp_filter(machine: str | None = None) -> bytes:
     return b"".join(struct.pack("=HBBI", *insn) for insn in program)
 
 
+RELOCATED = Path("/opt/autograder-host-tmp")
+
+
+def inside(path: Path) -> Path:
+    """Where a host path is seen in the sandbox: the same place, except under /tmp.
+
+    The sandbox's /tmp is its own tmpfs, wiped after every task, so a kit that lives under the
+    host's /tmp (a CI clone, pytest's tmp_path) is bound elsewhere instead.
+    """
+    return RELOCATED / path.relative_to("/tmp") if path.is_relative_to("/tmp") else path
+
+
 def _worker_argv(python: str, sandboxed: bool) -> list[str]:
     # -I: ignore PYTHON* variables, user site and the working directory; -B: no .pyc writes.
-    kit = str(PACKAGE_DIR.parent)
+    kit = str(inside(PACKAGE_DIR.parent) if sandboxed else PACKAGE_DIR.parent)
+    if sandboxed:
+        python = str(inside(Path(python)))
     boot = f"import sys; sys.path.insert(0, {kit!r}); from autograder.worker import main; main()"
     return [python, "-I", "-B", "-c", boot] + (["--sandboxed"] if sandboxed else [])
 
@@ -150,11 +164,12 @@ def _read_only_paths() -> list[Path]:
 def _bind_args(path: Path) -> list[str]:
     """Create each missing parent world-readable (bwrap would copy e.g. /root's 0700) then bind."""
     args: list[str] = []
-    for parent in reversed(path.parents):
+    target = inside(path)
+    for parent in reversed(target.parents):
         if str(parent) in ("/", "/usr") or parent.is_relative_to("/usr"):
             continue
         args += ["--perms", "0755", "--dir", str(parent)]
-    return args + ["--ro-bind", str(path), str(path)]
+    return args + ["--ro-bind", str(path), str(target)]
 
 
 def bwrap_launch(slot: int, uid_base: int) -> Launch:

@@ -10,6 +10,7 @@ import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
@@ -159,12 +160,16 @@ def _from_zip(path: Path, given: tuple[str, ...]) -> Collected:
     return Collected(files, tuple(notes), problem)
 
 
-def collect(path: Path, given: tuple[str, ...] = ()) -> Collected:
-    """The files of one submission: a folder of .py files, or a .zip of one.
+def collect(path: Path, given: tuple[str, ...] = (), assignment: Any = None) -> Collected:
+    """The files of one submission: a folder of .py files, a .zip of one, or a notebook.
 
     Never raises for anything in the submission: what cannot be read becomes a note or a problem.
     """
     try:
+        if path.suffix.lower() == ".ipynb" and not path.is_dir():
+            from .notebook import collect_notebook
+
+            return collect_notebook(path, given, assignment)
         return _collect(path, given)
     except (OSError, RecursionError, ValueError) as exc:
         return Collected({}, (), f"`{shown(path.name)}` could not be read ({shown(str(exc))})")
@@ -182,7 +187,9 @@ def _collect(path: Path, given: tuple[str, ...]) -> Collected:
         notes: list[str] = []
         _accept(path.name, _read_regular(path, MAX_FILE_BYTES + 1) or b"", given, files, notes)
         return Collected(files, tuple(notes), "" if files else f"`{shown(path.name)}` cannot be graded")
-    return Collected({}, (), f"`{shown(path.name)}` is neither a folder nor a .zip; submit one of those")
+    return Collected(
+        {}, (), f"`{shown(path.name)}` is neither a folder, a .zip nor a notebook; submit one of those"
+    )
 
 
 def student_name(path: Path) -> str:
