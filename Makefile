@@ -10,4 +10,6 @@ sample: setup
 # The tests also need Chromium (the browser test of the HTML reports).
 test:
 	@AUTOGRADER_BROWSER=1 scripts/setup
+	.venv/bin/ruff check .
+	.venv/bin/mypy autograder
 	.venv/bin/python -m pytest -q

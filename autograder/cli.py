@@ -65,7 +65,9 @@ def build(assignment: str | None, kit_dir: Path | None, check_only: bool) -> Non
         if drift:
             for path in drift:
                 click.echo(f"differs: {path}")
-            raise click.ClickException(f"assignments/{target.id} is out of date: run `autograder build {target.id}`")
+            raise click.ClickException(
+                f"assignments/{target.id} is out of date: run `autograder build {target.id}`"
+            )
         click.echo(f"assignments/{target.id} is in sync with solutions/{target.id}")
         return
     written = builder.build_assignment(kit.root, target.id)

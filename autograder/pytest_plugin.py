@@ -50,14 +50,18 @@ def _autograder_worker(request: pytest.FixtureRequest) -> Iterator[WorkerProcess
 
 
 @pytest.fixture(scope="module")
-def worker(request: pytest.FixtureRequest, _autograder_worker: WorkerProcess) -> Iterator[SandboxSession]:
+def worker(
+    request: pytest.FixtureRequest, _autograder_worker: WorkerProcess
+) -> Iterator[SandboxSession | InProcessSession]:
     """The task's sandboxed worker for the module's task (`test_<task>.py`), submission imported."""
     submission = request.config.getoption("submission")
     if submission is None:
         pytest.skip("pass --submission PATH to run graders against a submission")
     folder = _graders_folder(request)
     kit = load_kit(find_kit_root(folder))
-    assignment = next(a for a in kit.assignments.values() if folder.is_relative_to(a.root) and a.id in folder.parts)
+    assignment = next(
+        a for a in kit.assignments.values() if folder.is_relative_to(a.root) and a.id in folder.parts
+    )
     task = assignment.task(Path(str(request.node.path)).stem.removeprefix("test_"))
     collected = collect(Path(submission), assignment.given)
     given = {name: (assignment.solutions / name).read_bytes() for name in assignment.given}

@@ -65,6 +65,8 @@ def _accept(
 ) -> None:
     if not name.endswith((".py", ".pth")):
         return  # data, notes and notebooks' leftovers are not code to run
+    if name in given:
+        return  # handing back the given data.py is normal: the kit's own copy is used, silently
     reason = _refusal(name, given)
     if reason:
         notes.append(f"`{shown(name)}` was ignored: {reason}.")

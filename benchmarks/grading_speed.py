@@ -6,7 +6,7 @@
 2. this engine: `grade_batch` over the whole batch (sandboxed when bubblewrap works);
 3. the usual setup: a fresh `python -m pytest` process per submission, importing the
    student's code into that process (`--in-process`), no sandbox.
-Peak resident memory of the engine's whole process tree is sampled from /proc.
+Peak memory (PSS) of the engine's whole process tree is sampled from /proc.
 """
 
 from __future__ import annotations
@@ -54,8 +54,19 @@ def make_batch(folder: Path, students: int) -> None:
             shutil.copy(stub, dest / stub.name)
 
 
+def _pss(pid: int) -> int:
+    """Proportional set size: shared pages (torch's, after fork) are split among their sharers."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def tree_rss(root_pid: int) -> int:
-    """Resident bytes of a process and all its descendants."""
+    """Memory of a process and all its descendants (PSS, so shared pages count once)."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
@@ -68,11 +79,11 @@ def tree_rss(root_pid: int) -> int:
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         pid, ppid = int(entry), int(fields.get("PPid", "0").strip())
         children.setdefault(ppid, []).append(pid)
-        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+        rss[pid] = 0
     total, stack = 0, [root_pid]
     while stack:
         pid = stack.pop()
-        total += rss.get(pid, 0)
+        total += _pss(pid) if pid in rss else 0
         stack.extend(children.get(pid, []))
     return total
 
@@ -141,7 +152,7 @@ def main() -> None:
     print(f"this engine, whole batch:        {ours:7.2f} s  = {ours / cold:5.1f} x cold import (target < 3)")
     print(f"process per submission (n={graded}): {base_total:7.2f} s  (scaled to {args.students})")
     print(f"speed-up over process per submission: {base_total / ours:5.1f} x (target >= 20)")
-    print(f"peak RSS of the engine's process tree: {peak / 2**30:5.2f} GiB (target < 2)")
+    print(f"peak memory (PSS) of the engine's process tree: {peak / 2**30:5.2f} GiB (target < 2)")
 
 
 if __name__ == "__main__":

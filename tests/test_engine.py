@@ -14,8 +14,10 @@ from autograder.config import Kit
 from autograder.engine import Grader, grade_batch
 from autograder.gradebook import Gradebook
 
-TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format",
-            "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}  # fmt: skip
+TOP_KEYS = {
+    "score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
+    "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard",
+}  # fmt: skip
 TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output",
              "output_format", "tags", "visibility", "extra_data"}  # fmt: skip
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
@@ -47,7 +49,10 @@ def fast_kit(kit: Kit) -> Kit:
 HOSTILE_TASKS = {
     "counting.py": "while True:\n    pass\n",
     "dropout.py": "import os\nos._exit(0)\n",
-    "containers.py": "import sys\nfor _ in range(200000):\n    print('spam' * 100)\nsys.stdout.flush()\nraise SystemExit(0)\n",
+    "containers.py": (
+        "import sys\nfor _ in range(200000):\n    print('spam' * 100)\nsys.stdout.flush()\n"
+        "raise SystemExit(0)\n"
+    ),
     "numpy_forward.py": "def linear(x, W, b):\n    raise ValueError('x' * 64_000_000)\n"
                         "def delivery_forward(state, x):\n    import os\n    os.kill(os.getpid(), 9)\n",
 }

@@ -20,8 +20,9 @@ def test_folder_keeps_python_files_and_refuses_dangerous_names(tmp_path):
     got = collect(tmp_path, given=("data.py",))
     assert set(got.files) == {"tinynet.py", "helpers.py"}
     text = " ".join(got.notes)
-    for refused in ["conftest.py", "sitecustomize.py", "torch.py", "json.py", "data.py", "evil.pth"]:
+    for refused in ["conftest.py", "sitecustomize.py", "torch.py", "json.py", "evil.pth"]:
         assert f"`{refused}`" in text
+    assert "data.py" not in text and "data.py" not in got.files  # the kit's own copy, silently
     assert "notes.txt" not in text
 
 
