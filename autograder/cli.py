@@ -3,44 +3,12 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
-from rich.console import Console
 
-from .config import Kit, find_kit_root, load_kit
-from .errors import AutograderError
-
-F = TypeVar("F", bound=Callable[..., Any])
-err = Console(stderr=True)
-
-
-def friendly(fn: F) -> F:
-    """Turn the kit's own errors into one clear line and an exit code."""
-
-    @wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except AutograderError as exc:
-            err.print(f"[bold red]error:[/] {exc}", highlight=False)
-            sys.exit(exc.exit_code)
-
-    return run  # type: ignore[return-value]
-
-
-def _kit(kit_dir: Path | None, search_from: Path | None = None) -> Kit:
-    """The kit named by --kit, else the nearest one above `search_from` (or here)."""
-    return load_kit(kit_dir) if kit_dir else load_kit(find_kit_root(search_from))
-
-
-kit_option = click.option(
-    "--kit", "kit_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-    help="Folder holding grading.toml (default: found from here upwards).",
-)  # fmt: skip
+from .cli_common import err, find_kit, friendly, kit_option
 
 
 @click.group()
@@ -58,7 +26,7 @@ def build(assignment: str | None, kit_dir: Path | None, check_only: bool) -> Non
     """Write assignments/ASSIGNMENT (stubs, given files, public checks, README) from solutions/."""
     from . import build as builder
 
-    kit = _kit(kit_dir)
+    kit = find_kit(kit_dir)
     target = kit.assignment(assignment)
     if check_only:
         drift = builder.diff_assignment(kit.root, target.id)
@@ -98,7 +66,7 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
     from .engine import grade_batch, list_submissions
     from .reports import safe_name
 
-    kit = _kit(kit_dir)
+    kit = find_kit(kit_dir)
     target = kit.assignment(assignment)
     total = len(list_submissions(submissions))
     if no_sandbox:
@@ -138,7 +106,7 @@ def check(folder: Path | None, assignment: str | None, lang: str | None, kit_dir
     from .selfcheck import run_selfcheck
 
     folder = folder or Path.cwd()
-    kit = _kit(kit_dir, folder)
+    kit = find_kit(kit_dir, folder)
     sys.exit(run_selfcheck(kit, folder, assignment, lang))
 
 
@@ -150,7 +118,7 @@ def doctor(kit_dir: Path | None) -> None:
     from .course import load_graders, validate_points
     from .sandbox import check_available
 
-    kit = _kit(kit_dir)
+    kit = find_kit(kit_dir)
     for assignment in kit.assignments.values():
         graders = load_graders(assignment)
         validate_points(graders)

@@ -6,38 +6,13 @@ time, so either order of imports works.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from .config import Kit, find_kit_root, load_kit
+from .cli_common import find_kit, friendly, kit_option
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def friendly(fn: F) -> F:
-    """cli.friendly, looked up when the command runs (so cli.py may import this module)."""
-
-    @wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        from .cli import friendly as cli_friendly
-
-        return cli_friendly(fn)(*args, **kwargs)
-
-    return run  # type: ignore[return-value]
-
-
-def _kit(kit_dir: Path | None) -> Kit:
-    return load_kit(kit_dir) if kit_dir else load_kit(find_kit_root())
-
-
-kit_option = click.option(
-    "--kit", "kit_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-    help="Folder holding grading.toml (default: found from here upwards).",
-)  # fmt: skip
 assignment_option = click.option(
     "--assignment", default=None, help="The exam's assignment id (default: the only exam in grading.toml)."
 )
@@ -67,7 +42,7 @@ def build(roster: Path, out: Path, assignment: str | None, secret_file: Path | N
     """Write every student's exam: stubs and README with their own numbers, no hidden checks."""
     from . import exam as exams
 
-    kit = _kit(kit_dir)
+    kit = find_kit(kit_dir)
     target = exams.exam_assignment(kit, assignment)
     secret = exams.load_secret(secret_file, kit.root)
     bundles = exams.build_bundles(kit, target, exams.read_roster(roster), out, secret)
@@ -102,7 +77,7 @@ def grade(submissions: Path, out: Path, times: Path | None, assignment: str | No
     from . import exam as exams
     from .engine import grade_batch
 
-    kit = _kit(kit_dir)
+    kit = find_kit(kit_dir)
     target = exams.exam_assignment(kit, assignment)
     secret = exams.load_secret(secret_file, kit.root) if target.exam and target.exam.variants else None
     assert target.exam is not None
@@ -131,7 +106,7 @@ def variant(students: tuple[str, ...], assignment: str | None, secret_file: Path
     """Show which version of the exam each STUDENT has (instructor only: needs the secret)."""
     from . import exam as exams
 
-    kit = _kit(kit_dir)
+    kit = find_kit(kit_dir)
     target = exams.exam_assignment(kit, assignment)
     space = exams.VariantSpace.of(target)
     secret = exams.load_secret(secret_file, kit.root)

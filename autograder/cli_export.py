@@ -6,39 +6,14 @@ does not import cli.py at import time, so either order of imports works.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from .config import Kit, find_kit_root, load_kit
+from .cli_common import find_kit, friendly, kit_option
 from .exports import CANVAS_MATCH, MOODLE_ID_COLUMNS, ExportError, ExportReport
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def friendly(fn: F) -> F:
-    """cli.friendly, looked up when the command runs (so cli.py may import this module)."""
-
-    @wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        from .cli import friendly as cli_friendly
-
-        return cli_friendly(fn)(*args, **kwargs)
-
-    return run  # type: ignore[return-value]
-
-
-def _kit(kit_dir: Path | None) -> Kit:
-    return load_kit(find_kit_root(kit_dir))
-
-
-kit_option = click.option(
-    "--kit", "kit_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-    help="Folder holding grading.toml (default: found from here upwards).",
-)  # fmt: skip
 assignment_option = click.option("--assignment", default=None,
                                  help="Assignment id (default: the kit's default).")  # fmt: skip
 gradebook_option = click.option(
@@ -95,7 +70,7 @@ def export_canvas(gradebook_path: Path, roster: Path, canvas_id: str, match_by: 
     """A CSV for Canvas' Grades > Import: one column "<title> (<canvas id>)" with its Points Possible row."""
     from .exports import write_canvas
 
-    target = _kit(kit_dir).assignment(assignment)
+    target = find_kit(kit_dir).assignment(assignment)
     results = current_results(gradebook_path, target.id)
     report = write_canvas(results, target, roster, out, match_by, canvas_id, bom=bom)
     _report(report, "student")
@@ -118,7 +93,7 @@ def export_moodle(gradebook_path: Path, id_column: str, roster: Path | None, out
     """A CSV for Moodle's Grades > Import > CSV file: identifier, grade and feedback columns."""
     from .exports import write_moodle
 
-    target = _kit(kit_dir).assignment(assignment)
+    target = find_kit(kit_dir).assignment(assignment)
     results = current_results(gradebook_path, target.id)
     report = write_moodle(results, target, out, id_column, roster, bom=bom)
     _report(report, "student")
@@ -140,7 +115,7 @@ def export_junit(gradebook_path: Path, out: Path, assignment: str | None, kit_di
     """One JUnit XML file per student (one testcase per check, points in properties)."""
     from .exports import write_junit_all
 
-    target = _kit(kit_dir).assignment(assignment)
+    target = find_kit(kit_dir).assignment(assignment)
     written = write_junit_all(current_results(gradebook_path, target.id), out)
     click.echo(f"wrote {len(written)} JUnit XML files to {out}")
 
@@ -163,7 +138,7 @@ def gradescope_build(out: Path, hidden_visibility: str, assignment: str | None, 
     """Write autograder.zip: setup.sh, run_autograder, the engine, the solutions and hidden graders."""
     from .gradescope import build_gradescope_zip
 
-    kit = _kit(kit_dir)
+    kit = find_kit(kit_dir)
     target = kit.assignment(assignment)
     build_gradescope_zip(kit.root, target.id, out, hidden_visibility=hidden_visibility)
     click.echo(f"wrote {out} for {target.id} (hidden checks: {hidden_visibility}); it holds the hidden "

@@ -8,26 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def friendly(fn: F) -> F:
-    """cli.friendly, looked up when the command runs (so cli.py may import this module)."""
-
-    @wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        from .cli import friendly as cli_friendly
-
-        return cli_friendly(fn)(*args, **kwargs)
-
-    return run  # type: ignore[return-value]
+from .cli_common import friendly
 
 
 @click.group()
