@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.config import Kit, load_kit
+from autograder.config import Assignment, Kit, load_kit
 from autograder.engine import Grader
 from autograder.errors import SandboxUnavailable
+from autograder.results import CheckResult, SubmissionResult, TaskResult
 from autograder.sandbox import check_available
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,3 +45,21 @@ def reference_copy(tmp_path: Path) -> Path:
     folder = tmp_path / "submission"
     shutil.copytree(SOLUTIONS, folder, ignore=shutil.ignore_patterns("graders", "__pycache__"))
     return folder
+
+
+def make_result(assignment: Assignment, student: str, lost: dict[str, float] | None = None,
+                feedback: str = "expected 3, got 4") -> SubmissionResult:  # fmt: skip
+    """A hand-built result: a public and a hidden half per task; `lost` comes off the hidden one."""
+    lost = lost or {}
+    tasks = []
+    for task in assignment.tasks:
+        half = task.points / 2
+        hidden_score = max(half - lost.get(task.id, 0.0), 0.0)
+        checks = (
+            CheckResult(f"{task.id}.public", task.id, "public", f"{task.id} works", half, half, True),
+            CheckResult(f"{task.id}.hidden", task.id, "hidden", f"{task.id} edge cases", hidden_score, half,
+                        False, "" if hidden_score == half else feedback,
+                        "" if hidden_score == half else f"{task.id}.wrong"),
+        )  # fmt: skip
+        tasks.append(TaskResult(task.id, task.points, checks))
+    return SubmissionResult(student, assignment.id, tuple(tasks), (), 1.5)

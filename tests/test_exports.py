@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import make_result
 
 import autograder
 from autograder.cli_export import export
@@ -27,7 +28,7 @@ from autograder.exports import (
     write_moodle,
 )
 from autograder.gradebook import Gradebook
-from autograder.results import CheckResult, SubmissionResult, TaskResult
+from autograder.results import SubmissionResult
 
 DATA = Path(__file__).resolve().parent / "data"
 CANVAS_ROSTER = DATA / "canvas_roster.csv"
@@ -38,24 +39,6 @@ BOM = b"\xef\xbb\xbf"
 @pytest.fixture(scope="module")
 def assignment(kit: Kit) -> Assignment:
     return kit.assignment("nn_module")
-
-
-def make_result(assignment: Assignment, student: str, lost: dict[str, float] | None = None,
-                feedback: str = "expected 3, got 4") -> SubmissionResult:  # fmt: skip
-    """Two checks per task (a public and a hidden half); `lost` points are taken from the hidden one."""
-    lost = lost or {}
-    tasks = []
-    for task in assignment.tasks:
-        half = task.points / 2
-        hidden_score = max(half - lost.get(task.id, 0.0), 0.0)
-        checks = (
-            CheckResult(f"{task.id}.public", task.id, "public", f"{task.id} works", half, half, True),
-            CheckResult(f"{task.id}.hidden", task.id, "hidden", f"{task.id} edge cases", hidden_score, half,
-                        False, "" if hidden_score == half else feedback,
-                        "" if hidden_score == half else f"{task.id}.wrong"),
-        )  # fmt: skip
-        tasks.append(TaskResult(task.id, task.points, checks))
-    return SubmissionResult(student, assignment.id, tuple(tasks), (), 1.5)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import make_result as make_assignment_result
 from lti_platform import LocalPlatform
 
 from autograder.cli_lti import lti, publish
@@ -38,7 +39,7 @@ from autograder.lti import (
     score_comment,
 )
 from autograder.reports import grades_rows
-from autograder.results import CheckResult, SubmissionResult, TaskResult
+from autograder.results import SubmissionResult
 
 DATA = Path(__file__).resolve().parent / "data" / "lti"
 ROSTER = DATA / "roster.csv"
@@ -57,19 +58,7 @@ ASSIGNMENT = Assignment(
 
 
 def make_result(student: str, lost: dict[str, float] | None = None) -> SubmissionResult:
-    """Two checks per task; `lost` points come off the hidden one."""
-    lost = lost or {}
-    tasks = []
-    for task in ASSIGNMENT.tasks:
-        half = task.points / 2
-        hidden = max(half - lost.get(task.id, 0.0), 0.0)
-        checks = (
-            CheckResult(f"{task.id}.public", task.id, "public", f"{task.id} works", half, half, True),
-            CheckResult(f"{task.id}.hidden", task.id, "hidden", f"{task.id} edge cases", hidden, half, False,
-                        "" if hidden == half else "expected 3, got 4"),
-        )  # fmt: skip
-        tasks.append(TaskResult(task.id, task.points, checks))
-    return SubmissionResult(student, ASSIGNMENT.id, tuple(tasks), (), 1.0)
+    return make_assignment_result(ASSIGNMENT, student, lost)
 
 
 RESULTS = [
