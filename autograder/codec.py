@@ -1,8 +1,13 @@
-"""Plain-data transport between grader and worker: JSON lines with raw arrays, never pickle."""
+"""Plain-data transport between grader and worker: a JSON line, then its arrays' raw bytes; never pickle.
+
+A message is one JSON object on one line. When it holds arrays, its `__blobs__` key lists the
+byte sizes of their data, which follows the line as raw bytes in that order; each array is
+`{"__ndarray__": <index of its blob>, "dtype": ..., "shape": [...]}`. Readers learn the frame's
+full length from its (small) line alone, and no array is ever text-encoded or re-parsed.
+"""
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 from typing import Any
@@ -10,6 +15,8 @@ from typing import Any
 import numpy as np
 
 ARRAY_TAG = "__ndarray__"
+BLOBS = "__blobs__"
+MAX_BLOBS = 4096
 ALLOWED_DTYPES = frozenset(
     ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
 )
@@ -26,7 +33,7 @@ class EncodeError(TypeError):
     """A value is not plain data (or is a subclass pretending to be)."""
 
 
-def _plain(value: Any, depth: int) -> Any:
+def _plain(value: Any, depth: int, blobs: list[bytes]) -> Any:
     if depth > MAX_DEPTH:
         raise EncodeError("value nested too deeply")
     kind = type(value)  # exact types only: subclasses may lie about equality
@@ -37,33 +44,34 @@ def _plain(value: Any, depth: int) -> Any:
             return {"__float__": repr(value)}
         return value
     if kind in (list, tuple):
-        return [_plain(v, depth + 1) for v in value]
+        return [_plain(v, depth + 1, blobs) for v in value]
     if kind is dict:
         out = {}
         for k, v in value.items():
             if type(k) is not str:
                 raise EncodeError(f"dict key of type {type(k).__name__}, expected str")
-            out[k] = _plain(v, depth + 1)
+            if k == BLOBS:
+                raise EncodeError(f"the key {BLOBS!r} is reserved")
+            out[k] = _plain(v, depth + 1, blobs)
         return out
     if kind is np.ndarray:
         if value.dtype.name not in ALLOWED_DTYPES:
             raise EncodeError(f"array of dtype {value.dtype.name} cannot be sent")
+        if len(blobs) >= MAX_BLOBS:
+            raise EncodeError(f"more than {MAX_BLOBS} arrays in one message")
         data = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("="))
-        return {
-            ARRAY_TAG: base64.b64encode(data.tobytes()).decode("ascii"),
-            "dtype": value.dtype.name,
-            "shape": list(value.shape),
-        }
+        blobs.append(data.tobytes())
+        return {ARRAY_TAG: len(blobs) - 1, "dtype": value.dtype.name, "shape": list(value.shape)}
     if kind in NUMPY_SCALARS:
-        return _plain(value.item(), depth)
+        return _plain(value.item(), depth, blobs)
     raise EncodeError(f"cannot send a value of type {kind.__module__}.{kind.__qualname__}")
 
 
-def _revive(value: Any, depth: int = 0) -> Any:
+def _revive(value: Any, blobs: list[memoryview], depth: int = 0) -> Any:
     if depth > MAX_DECODE_DEPTH:
         raise ValueError("message nested too deeply")
     if type(value) is list:
-        return [_revive(v, depth + 1) for v in value]
+        return [_revive(v, blobs, depth + 1) for v in value]
     if type(value) is dict:
         if ARRAY_TAG in value:
             dtype = value.get("dtype")
@@ -72,33 +80,80 @@ def _revive(value: Any, depth: int = 0) -> Any:
             shape = value.get("shape")
             if type(shape) is not list or len(shape) > 32 or any(type(n) is not int or n < 0 for n in shape):
                 raise ValueError("refused array shape")
-            if type(value[ARRAY_TAG]) is not str:
+            index = value[ARRAY_TAG]
+            if type(index) is not int or not 0 <= index < len(blobs):
                 raise ValueError("refused array payload")
-            raw = base64.b64decode(value[ARRAY_TAG], validate=True)
-            arr = np.frombuffer(raw, dtype=np.dtype(dtype))
-            if arr.size != math.prod(shape):
+            raw = blobs[index]
+            kind = np.dtype(dtype)
+            if len(raw) != math.prod(shape) * kind.itemsize:
                 raise ValueError("array payload does not match its shape")
-            return arr.reshape(shape).copy()
+            return np.frombuffer(raw, dtype=kind).reshape(shape).copy()
         if set(value) == {"__float__"}:
             if type(value["__float__"]) is not str:
                 raise ValueError("refused float")
             return float(value["__float__"])
-        return {k: _revive(v, depth + 1) for k, v in value.items()}
+        return {k: _revive(v, blobs, depth + 1) for k, v in value.items() if k != BLOBS}
     return value
 
 
-def encode(value: Any) -> bytes:
-    """One message as a single JSON line (bytes, newline-terminated)."""
-    return json.dumps(_plain(value, 0), separators=(",", ":"), allow_nan=False).encode() + b"\n"
+def blob_sizes(header: Any) -> list[int]:
+    """The sizes of the raw parts that follow a message's line (checked: plain non-negative ints)."""
+    if type(header) is not dict or BLOBS not in header:
+        return []
+    sizes = header[BLOBS]
+    if type(sizes) is not list or len(sizes) > MAX_BLOBS or any(type(n) is not int or n < 0 for n in sizes):
+        raise ValueError("refused blob sizes")
+    return sizes
 
 
-def decode(line: bytes) -> Any:
-    """Parse one message; arrays come back as fresh writable numpy arrays.
+def parse_header(line: bytes) -> tuple[Any, int]:
+    """A message's line, parsed, and how many raw bytes follow it."""
+    try:
+        header = json.loads(line)
+    except RecursionError:
+        raise ValueError("message nested too deeply") from None
+    return header, sum(blob_sizes(header))
+
+
+def revive(header: Any, payload: bytes | memoryview = b"") -> Any:
+    """The value of a parsed line and the raw bytes that followed it; arrays are fresh copies."""
+    sizes = blob_sizes(header)
+    if len(payload) != sum(sizes):
+        raise ValueError("the raw part does not match the sizes the message lists")
+    view, blobs, at = memoryview(payload), [], 0
+    for size in sizes:
+        blobs.append(view[at : at + size])
+        at += size
+    try:
+        return _revive(header, blobs)
+    except RecursionError:
+        raise ValueError("message nested too deeply") from None
+
+
+def plain(message: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    """A message as its JSON-ready dict (listing `__blobs__` when it has arrays) and its raw part."""
+    if type(message) is not dict:
+        raise EncodeError("a message is a dict")
+    blobs: list[bytes] = []
+    value = _plain(message, 0, blobs)
+    if blobs:
+        value[BLOBS] = [len(b) for b in blobs]
+    return value, b"".join(blobs)
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One message: its JSON line (newline-terminated), then the raw bytes of its arrays."""
+    value, payload = plain(message)
+    return json.dumps(value, separators=(",", ":"), allow_nan=False).encode() + b"\n" + payload
+
+
+def decode(frame: bytes) -> Any:
+    """Parse one whole message (its line and raw part); arrays come back as fresh writable arrays.
 
     Only JSON is parsed (nothing is ever unpickled or evaluated); anything malformed, nested
     too deeply or not plain data raises ValueError.
     """
-    try:
-        return _revive(json.loads(line))
-    except RecursionError:
-        raise ValueError("message nested too deeply") from None
+    end = frame.find(b"\n")
+    line, payload = (frame, b"") if end < 0 else (frame[:end], frame[end + 1 :])
+    header, _ = parse_header(line)
+    return revive(header, payload)

@@ -134,12 +134,15 @@ def variant_params(params_module: Any, choices: Mapping[str, Any], where: str) -
 
 
 def _collect(module: Any, task: str, public: bool, hidden_names: tuple[str, ...]) -> list[Check]:
+    from . import judge
+
     checks = []
     for fname, fn in vars(module).items():
         if not fname.startswith("test_") or not callable(fn) or not hasattr(fn, POINTS_ATTR):
             continue
         name = fname.removeprefix("test_")
         doc = inspect.getdoc(fn) or name.replace("_", " ")
+        judge.pin_seed(fn)
         checks.append(
             Check(task, name, doc.splitlines()[0], getattr(fn, POINTS_ATTR),
                   public and name not in hidden_names, fn)

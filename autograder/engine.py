@@ -63,13 +63,32 @@ class Grader:
         public_only: bool = False,
         secret: bytes | None = None,
         times: Mapping[str, datetime] | None = None,
+        worker: WorkerProcess | None = None,
     ):
         """An exam assignment (one with an [exam] table) is graded per student's variant, with the
         instructor's `secret` (default: from the environment) and submission `times` (student key ->
         time; default: the platform's metadata in each submission). A self-check (`public_only`)
-        never needs either: its checks judge with the numbers in its graders folder."""
+        never needs either: its checks judge with the numbers in its graders folder. `worker`: one
+        already spawned for this grader (else one is spawned here)."""
         self.kit = kit
         self.assignment: Assignment = kit.assignment(assignment)
+        if worker is None:
+            # Spawned first: the worker imports torch while this process loads the graders.
+            launch = sandbox_launch(kit, slot) if sandbox else sandboxing.bare_launch()
+            worker = WorkerProcess(launch)
+            worker.spawn()
+        self.worker = worker
+        try:
+            self._load(assignment, sandbox, lang, graders_folder, public_only, secret, times)
+        except BaseException:
+            worker.stop(graceful=False)
+            raise
+
+    def _load(
+        self, assignment: str | None, sandbox: bool, lang: str | None, graders_folder: Path | None,
+        public_only: bool, secret: bytes | None, times: Mapping[str, datetime] | None,
+    ) -> None:  # fmt: skip
+        kit = self.kit
         self.lang = lang or kit.language
         self.graders: Graders = load_graders(self.assignment, graders_folder, self.lang)
         validate_points(self.graders, complete=not public_only)
@@ -84,8 +103,6 @@ class Grader:
             if self.secret is None:
                 self.secret = exams.load_secret(kit_root=kit.root)
         self.given = self._given_files(graders_folder)
-        launch = sandbox_launch(kit, slot) if sandbox else sandboxing.bare_launch()
-        self.worker = WorkerProcess(launch)
 
     def _given_files(self, graders_folder: Path | None) -> dict[str, bytes]:
         """The kit's copy of each given file (a student's exam folder keeps it beside its checks)."""
@@ -123,12 +140,15 @@ class Grader:
         started = time.monotonic()
         name = student or student_name(path)
         submission = collect(path, self.assignment.given, self.assignment)
-        if self.exam is None:
-            tasks = tuple(self.grade_task(task, submission) for task in self.assignment.tasks)
-            elapsed = time.monotonic() - started
-            problem = submission.problem
-            return SubmissionResult(name, self.assignment.id, tasks, submission.notes, elapsed, problem)
-        return self._grade_exam(path, name, submission, started, variant, submitted_at)
+        try:
+            if self.exam is None:
+                tasks = tuple(self.grade_task(task, submission) for task in self.assignment.tasks)
+                elapsed = time.monotonic() - started
+                problem = submission.problem
+                return SubmissionResult(name, self.assignment.id, tasks, submission.notes, elapsed, problem)
+            return self._grade_exam(path, name, submission, started, variant, submitted_at)
+        finally:
+            self.worker.end_submission()
 
     def variant_of(self, student: str) -> exams.Variant | None:
         """The student's exam variant (None when the assignment has no variants)."""
@@ -285,11 +305,18 @@ _worker_grader: Grader | None = None
 
 
 def _pool_init(kit: Kit, assignment: str, use_sandbox: bool, lang: str, slots: object,
-               secret: bytes | None = None, times: Mapping[str, datetime] | None = None) -> None:  # fmt: skip
+               secret: bytes | None, times: Mapping[str, datetime] | None,
+               spawned: list[WorkerProcess]) -> None:  # fmt: skip
     global _worker_grader
     slot = slots.get() if hasattr(slots, "get") else 0  # type: ignore[union-attr]
+    for other, worker in enumerate(spawned):
+        if other != slot:
+            worker.release()  # another grading process's channel: its ends stay there only
+    mine = spawned[slot] if slot < len(spawned) else None
+    if mine is not None:
+        mine.adopt()
     _worker_grader = Grader(kit, assignment, sandbox=use_sandbox, lang=lang, slot=slot, secret=secret,
-                            times=times)  # fmt: skip
+                            times=times, worker=mine)  # fmt: skip
 
 
 def _pool_grade(path: Path) -> SubmissionResult:
@@ -314,21 +341,33 @@ def graded_stream(
 
     from .worker import prewarm
 
-    # Import torch, the graders and the lazily loaded parts of torch once, here: the forked
-    # grading processes inherit all of it instead of paying for it again.
-    prewarm()
-    load_graders(kit.assignment(assignment), lang=lang)
-    ctx = multiprocessing.get_context("fork")
-    slots = ctx.Queue()
-    for slot in range(jobs):
-        slots.put(slot)
-    pool = ctx.Pool(jobs, initializer=_pool_init,
-                    initargs=(kit, assignment, use_sandbox, lang, slots, secret, times))  # fmt: skip
+    # The workers start first and import torch while this process imports it too, with the
+    # graders and the lazily loaded parts of torch: the forked grading processes inherit all of
+    # it instead of paying for it again, and each adopts one worker.
+    spawned = []
     try:
-        yield pool.imap_unordered(_pool_grade, paths)
+        for slot in range(jobs):
+            worker = WorkerProcess(sandbox_launch(kit, slot) if use_sandbox else sandboxing.bare_launch())
+            spawned.append(worker)
+            worker.spawn()
+        prewarm()
+        load_graders(kit.assignment(assignment), lang=lang)
+        ctx = multiprocessing.get_context("fork")
+        slots = ctx.Queue()
+        for slot in range(jobs):
+            slots.put(slot)
+        initargs = (kit, assignment, use_sandbox, lang, slots, secret, times, spawned)
+        pool = ctx.Pool(jobs, initializer=_pool_init, initargs=initargs)
+        for worker in spawned:
+            worker.release()
+        try:
+            yield pool.imap_unordered(_pool_grade, paths)
+        finally:
+            pool.terminate()
+            pool.join()
     finally:
-        pool.terminate()
-        pool.join()
+        for worker in spawned:
+            worker.stop(graceful=False)
 
 
 def grade_batch(

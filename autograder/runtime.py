@@ -58,7 +58,8 @@ def seed_everything(seed: int) -> None:
 
     random.seed(seed)
     np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
+    # The CPU generator only: torch.manual_seed also visits every accelerator backend (0.2 ms).
+    torch.default_generator.manual_seed(seed)
 
 
 def compile_probes(source: str) -> Any:

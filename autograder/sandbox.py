@@ -28,6 +28,8 @@ SANDBOX_ENV = {
     "OPENBLAS_NUM_THREADS": "1",
     "PYTHONHASHSEED": "0",
     "TMPDIR": "/tmp",
+    # malloc asks for 2 MiB pages as it grows: the warm worker is then cheap to fork (worker.settle).
+    "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1",
 }
 FIX = (
     "install bubblewrap (as root: apt-get install -y bubblewrap, or run `make setup`), "

@@ -96,9 +96,20 @@ class WorkerProcess:
         self.sandbox_pidfd: int | None = None
         self.cgroup: Cgroup | None = None
         self.scratch: str | None = None  # bare workers: their private folder in this machine's /tmp
+        self.ready = False  # it said hello: torch is imported and it serves tasks
+        self.launched_pidfd: int | None = None  # the launched process, even where it is not our child
+        self.adopted = False  # started by the process this one was forked from (not our child)
+
+    def __repr__(self) -> str:
+        return f"<worker {self.launch.argv[0]} pid={self.proc.pid if self.proc else None}>"
 
     # -- process management ---------------------------------------------------------------
     def start(self) -> None:
+        self.spawn()
+        self.handshake()
+
+    def spawn(self) -> None:
+        """Launch the worker without waiting for it: it imports torch while this process goes on."""
         self.stop()
         self.starts += 1
         if self.launch.sandboxed:
@@ -126,6 +137,13 @@ class WorkerProcess:
         os.set_blocking(self.proc.stdin.fileno(), False)
         self.buffer = bytearray()
         self.scanned = 0
+        self.ready = False
+        self.adopted = False
+        with contextlib.suppress(OSError, AttributeError):
+            self.launched_pidfd = os.pidfd_open(self.proc.pid)
+
+    def handshake(self) -> None:
+        """Wait until the spawned worker is ready to serve."""
         hello = self._read(time.monotonic() + STARTUP_TIMEOUT, None)
         if hello is None or not hello.get("ready"):
             self.stop(graceful=False)
@@ -146,6 +164,43 @@ class WorkerProcess:
         elif self.cgroup is not None:
             self.cgroup.remove(wait=0.0)
             self.cgroup = None
+        self.ready = True
+
+    def adopt(self) -> None:
+        """In a process forked after spawn(): this worker is ours to use now, though not our child."""
+        self.adopted = self.proc is not None
+
+    def release(self) -> None:
+        """Close this process's ends of a worker that a forked process has adopted (it keeps them).
+
+        The worker stays this process's child: stop() still kills it and collects its exit."""
+        if self.proc is not None:
+            for stream in (self.proc.stdin, self.proc.stdout):
+                if stream:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+
+    def _alive(self) -> bool:
+        assert self.proc is not None
+        if not self.adopted or self.launched_pidfd is None:
+            return self.proc.poll() is None
+        with selectors.DefaultSelector() as sel:  # a process's pidfd turns readable when it ends
+            sel.register(self.launched_pidfd, selectors.EVENT_READ)
+            return not sel.select(timeout=0)
+
+    def _wait_gone(self, timeout: float | None) -> None:
+        """Wait for the launched process to end (and collect it, where it is our child)."""
+        assert self.proc is not None
+        if not self.adopted or self.launched_pidfd is None:
+            if timeout is None:
+                self.proc.wait()
+            else:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(timeout=timeout)
+            return
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.launched_pidfd, selectors.EVENT_READ)
+            sel.select(timeout=timeout)
 
     def _first_process(self) -> int | None:
         """The worker's own process: bwrap's child when sandboxed, else the process we started."""
@@ -163,23 +218,29 @@ class WorkerProcess:
         """Kill the worker and everything in its sandbox; return once all of it is gone."""
         if self.proc is None:
             return
-        if graceful and not self.launch.sandboxed and self.proc.poll() is None:
+        if graceful and not self.launch.sandboxed and self._alive():
             # Bare (trusted code): end of input lets the worker kill its task and remove its
             # private folder from the host's /tmp; a sandbox's /tmp vanishes with it anyway.
             with contextlib.suppress(OSError):
                 assert self.proc.stdin is not None
                 self.proc.stdin.close()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=QUIT_WAIT)
+            self._wait_gone(QUIT_WAIT)
         pidfd, self.sandbox_pidfd = self.sandbox_pidfd, None
         if pidfd is not None:
             # PID 1 of the sandbox: when it dies, the kernel kills every process of the sandbox.
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        if self.launched_pidfd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self.launched_pidfd, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.kill()
-        self.proc.wait()
+        if not self.adopted:
+            self.proc.kill()
+        self._wait_gone(None)
+        if self.launched_pidfd is not None:
+            os.close(self.launched_pidfd)
+            self.launched_pidfd = None
         if pidfd is not None:  # gone only once every process of its namespace is gone
             with selectors.DefaultSelector() as sel:
                 sel.register(pidfd, selectors.EVENT_READ)
@@ -190,6 +251,8 @@ class WorkerProcess:
                 with contextlib.suppress(OSError):
                     stream.close()
         self.proc = None
+        self.ready = False
+        self.adopted = False
         self.sandbox_pid = None
         if self.scratch is not None:  # bare: the private folder, if the worker could not remove it
             shutil.rmtree(self.scratch, ignore_errors=True)
@@ -199,8 +262,15 @@ class WorkerProcess:
             self.cgroup = None
 
     def ensure(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is None or not self._alive():
             self.start()
+        elif not self.ready:
+            self.handshake()
+
+    def end_submission(self) -> None:
+        """The next task is another student's: the process that served this one's tasks ends."""
+        if self.proc is not None and self.ready:
+            self.request({"op": "end"}, CLOSE_BUDGET)
 
     def limit_task(self, memory_mb: int) -> None:
         """Cap the whole sandbox's memory for the next task (where a cgroup holds it)."""
@@ -208,11 +278,11 @@ class WorkerProcess:
             self.cgroup.limit_memory(int(memory_mb) * 1024 * 1024)
 
     # -- transport ------------------------------------------------------------------------
-    def _send(self, message: dict[str, Any], deadline: float) -> bool:
-        """Write one request without ever blocking past the deadline."""
+    def _send(self, message: dict[str, Any], deadline: float, payload: bytes = b"") -> bool:
+        """Write one request (its line, then its raw part) without ever blocking past the deadline."""
         assert self.proc is not None and self.proc.stdin is not None
         fd = self.proc.stdin.fileno()
-        view = memoryview(json.dumps(message).encode() + b"\n")
+        view = memoryview(json.dumps(message).encode() + b"\n" + payload)
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_WRITE)
             while view:
@@ -229,7 +299,21 @@ class WorkerProcess:
                     return False
         return True
 
-    def _line(self, deadline: float) -> bytes | None:
+    def _fill(self, fd: int, sel: selectors.BaseSelector, deadline: float) -> bool:
+        """Read whatever the worker sent next into the buffer; False (and why) when nothing can come."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not sel.select(timeout=remaining):
+            self.failure = "timeout"
+            return False
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            self.failure = "died"
+            return False
+        self.buffer += chunk
+        return True
+
+    def _frame(self, deadline: float) -> tuple[bytes, bytes] | None:
+        """The next message: its line, and the raw part whose size the line gives."""
         assert self.proc is not None and self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         with selectors.DefaultSelector() as sel:
@@ -237,23 +321,29 @@ class WorkerProcess:
             while True:
                 newline = self.buffer.find(b"\n", self.scanned)
                 if newline >= 0:
-                    line = bytes(self.buffer[:newline])
-                    del self.buffer[: newline + 1]
-                    self.scanned = 0
-                    return line
+                    break
                 self.scanned = len(self.buffer)
                 if len(self.buffer) > MAX_REPLY:
                     self.failure = "protocol"
                     return None
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not sel.select(timeout=remaining):
-                    self.failure = "timeout"
+                if not self._fill(fd, sel, deadline):
                     return None
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    self.failure = "died"
+            line = bytes(self.buffer[:newline])
+            del self.buffer[: newline + 1]
+            self.scanned = 0
+            try:
+                size = sum(codec.blob_sizes(json.loads(line))) if codec.BLOBS.encode() in line else 0
+            except (ValueError, RecursionError):
+                size = 0  # not a frame with a raw part: judged as a line below
+            if size > MAX_REPLY:
+                self.failure = "protocol"
+                return None
+            while len(self.buffer) < size:
+                if not self._fill(fd, sel, deadline):
                     return None
-                self.buffer += chunk
+            payload = bytes(self.buffer[:size])
+            del self.buffer[:size]
+            return line, payload
 
     def _read(self, deadline: float, want: int | None) -> dict[str, Any] | None:
         """The reply to request `want`: one JSON object; None if the worker died, lied or ran out of time.
@@ -262,13 +352,15 @@ class WorkerProcess:
         says that the process serving the current task died before it could answer.
         """
         while True:
-            line = self._line(deadline)
-            if line is None:
+            frame = self._frame(deadline)
+            if frame is None:
                 return None
+            line, payload = frame
             if not line.strip():
                 continue
             try:
-                message = codec.decode(line)
+                header, _ = codec.parse_header(line)
+                message = codec.revive(header, payload)
             except (ValueError, KeyError, TypeError, RecursionError, MemoryError):
                 self.failure = "protocol"
                 return None
@@ -279,7 +371,7 @@ class WorkerProcess:
                 continue
             return _cleaned(message)
 
-    def request(self, message: dict[str, Any], budget: float) -> dict[str, Any] | None:
+    def request(self, message: dict[str, Any], budget: float, payload: bytes = b"") -> dict[str, Any] | None:
         """Send a request and wait for its reply; on silence or nonsense, kill the worker.
 
         The next request starts a fresh one; `failure` says what went wrong.
@@ -289,7 +381,7 @@ class WorkerProcess:
         self.failure = ""
         deadline = time.monotonic() + budget + GRACE
         reply = None
-        if self._send({**message, "id": self.next_id}, deadline):
+        if self._send({**message, "id": self.next_id}, deadline, payload):
             reply = self._read(deadline, self.next_id)
         if reply is None:
             self.stop(graceful=False)  # unresponsive or lying: the next task gets a fresh sandbox
@@ -334,9 +426,9 @@ class SandboxSession:
         self.opened = result
         return result
 
-    def _timed_request(self, message: dict[str, Any]) -> dict[str, Any] | None:
+    def _timed_request(self, message: dict[str, Any], payload: bytes = b"") -> dict[str, Any] | None:
         started = time.monotonic()
-        reply = self.worker.request(message, self.budget)
+        reply = self.worker.request(message, self.budget, payload)
         self.budget = max(self.budget - (time.monotonic() - started), 0.0)
         return reply
 
@@ -371,13 +463,9 @@ class SandboxSession:
             kind = err.get("type", "ImportError")
             raise StudentCodeError("import", kind, err.get("message", ""), err.get("where", ""))
         self.counter += 1
-        message = {
-            "op": "call",
-            "probe": probe,
-            "kwargs": json.loads(codec.encode(kwargs)),
-            "seed": call_seed(self.task, probe, self.counter),
-        }
-        reply = self._timed_request(message)
+        plain, payload = codec.plain({"kwargs": kwargs})  # arrays travel raw, after the line
+        message = {"op": "call", "probe": probe, "seed": call_seed(self.task, probe, self.counter), **plain}
+        reply = self._timed_request(message, payload)
         if reply is None:
             self.lost = self._failed(probe)
             raise self.lost

@@ -23,6 +23,24 @@ def test_encoded_message_is_one_json_line():
     assert line.endswith(b"\n") and line.count(b"\n") == 1
 
 
+def test_arrays_travel_raw_after_the_line():
+    """The line lists the sizes of the raw parts; the array bytes follow it, never as text."""
+    values = np.arange(4, dtype=np.float32)
+    frame = codec.encode({"a": values, "b": [np.ones(2, dtype=np.int64)]})
+    line, raw = frame.split(b"\n", 1)
+    header, size = codec.parse_header(line)
+    assert header["__blobs__"] == [16, 16] and size == 32
+    assert raw == values.tobytes() + np.ones(2, dtype=np.int64).tobytes()
+    back = codec.revive(header, raw)
+    assert np.array_equal(back["a"], values) and back["b"][0].dtype == np.int64
+    assert "__blobs__" not in back
+
+
+def test_reserved_key_is_refused():
+    with pytest.raises(codec.EncodeError):
+        codec.encode({"__blobs__": [1]})
+
+
 class LyingInt(int):
     def __eq__(self, other):
         return True

@@ -535,16 +535,22 @@ def test_stale_replies_are_skipped_and_text_is_cleaned() -> None:
 @pytest.mark.parametrize(
     "line",
     [
-        b'{"a": {"__ndarray__": "AAAAAAAAAAA=", "dtype": "float64", "shape": [-1]}}',
-        b'{"a": {"__ndarray__": "AAAAAAAAAAA=", "dtype": "float64", "shape": "8"}}',
-        b'{"a": {"__ndarray__": 7, "dtype": "float64", "shape": [1]}}',
-        b'{"a": {"__ndarray__": "AAAAAAAAAAA=", "dtype": ["float64"], "shape": [1]}}',
+        b'{"a": {"__ndarray__": 0, "dtype": "float64", "shape": [-1]}, "__blobs__": [8]}\n' + bytes(8),
+        b'{"a": {"__ndarray__": 0, "dtype": "float64", "shape": "8"}, "__blobs__": [8]}\n' + bytes(8),
+        b'{"a": {"__ndarray__": 7, "dtype": "float64", "shape": [1]}, "__blobs__": [8]}\n' + bytes(8),
+        b'{"a": {"__ndarray__": "0", "dtype": "float64", "shape": [1]}, "__blobs__": [8]}\n' + bytes(8),
+        b'{"a": {"__ndarray__": 0, "dtype": ["float64"], "shape": [1]}, "__blobs__": [8]}\n' + bytes(8),
+        b'{"a": {"__ndarray__": 0, "dtype": "float64", "shape": [2]}, "__blobs__": [8]}\n' + bytes(8),
+        b'{"a": {"__ndarray__": 0, "dtype": "float64", "shape": [1]}, "__blobs__": [8]}\n' + bytes(4),
+        b'{"a": {"__ndarray__": 0, "dtype": "float64", "shape": [1]}, "__blobs__": [-8]}\n',
+        b'{"a": {"__ndarray__": 0, "dtype": "float64", "shape": [1]}, "__blobs__": "8"}\n' + bytes(8),
         b'{"a": {"__float__": 1}}',
         b'{"a": ' + b"[" * 60 + b"]" * 60 + b"}",
         b"[" * 100_000 + b"]" * 100_000,
     ],
-    ids=["negative-shape", "shape-not-a-list", "payload-not-text", "dtype-not-text", "float-not-text", "deep",
-         "very-deep"],
+    ids=["negative-shape", "shape-not-a-list", "no-such-blob", "index-not-int", "dtype-not-text",
+         "shape-bigger-than-blob", "blob-cut-short", "negative-size", "sizes-not-a-list", "float-not-text",
+         "deep", "very-deep"],
 )  # fmt: skip
 def test_decode_refuses_malformed_replies(line: bytes) -> None:
     with pytest.raises(ValueError):
