@@ -325,13 +325,39 @@ def _pool_grade(path: Path) -> SubmissionResult:
 
 
 @contextmanager
+def spawned_workers(kit: Kit, count: int, use_sandbox: bool) -> Iterator[list[WorkerProcess]]:
+    """`count` workers, launched now (each imports torch meanwhile); all of them stopped on exit."""
+    workers: list[WorkerProcess] = []
+    try:
+        for slot in range(count):
+            worker = WorkerProcess(sandbox_launch(kit, slot) if use_sandbox else sandboxing.bare_launch())
+            workers.append(worker)
+            worker.spawn()
+        yield workers
+    finally:
+        for worker in workers:
+            worker.stop(graceful=False)
+
+
+@contextmanager
 def graded_stream(
     kit: Kit, assignment: str, paths: list[Path], *, jobs: int, use_sandbox: bool, lang: str,
     secret: bytes | None = None, times: Mapping[str, datetime] | None = None,
-) -> Iterator[Iterator[SubmissionResult]]:
-    """Results in completion order, from `jobs` processes that each keep one warm worker."""
-    if jobs <= 1 or len(paths) <= 1:
-        grader = Grader(kit, assignment, sandbox=use_sandbox, lang=lang, secret=secret, times=times)
+    workers: list[WorkerProcess] | None = None,
+) -> Iterator[Iterator[SubmissionResult]]:  # fmt: skip
+    """Results in completion order, from `jobs` processes that each keep one warm worker.
+
+    `workers`: already spawned ones (see spawned_workers), one per job; the caller stops them."""
+    jobs = max(1, min(jobs, len(paths)))
+    if workers is None:
+        with spawned_workers(kit, jobs, use_sandbox) as own:
+            with graded_stream(kit, assignment, paths, jobs=jobs, use_sandbox=use_sandbox, lang=lang,
+                               secret=secret, times=times, workers=own) as stream:  # fmt: skip
+                yield stream
+        return
+    if jobs <= 1:
+        grader = Grader(kit, assignment, sandbox=use_sandbox, lang=lang, secret=secret, times=times,
+                        worker=workers[0] if workers else None)  # fmt: skip
         try:
             yield (grader.grade(p) for p in paths)
         finally:
@@ -341,33 +367,25 @@ def graded_stream(
 
     from .worker import prewarm
 
-    # The workers start first and import torch while this process imports it too, with the
-    # graders and the lazily loaded parts of torch: the forked grading processes inherit all of
-    # it instead of paying for it again, and each adopts one worker.
-    spawned = []
+    # While the workers import torch, this process imports it too, with the graders and the
+    # lazily loaded parts of torch: the forked grading processes inherit all of it instead of
+    # paying for it again, and each adopts one worker.
+    spawned = workers[:jobs]
+    prewarm()
+    load_graders(kit.assignment(assignment), lang=lang)
+    ctx = multiprocessing.get_context("fork")
+    slots = ctx.Queue()
+    for slot in range(jobs):
+        slots.put(slot)
+    initargs = (kit, assignment, use_sandbox, lang, slots, secret, times, spawned)
+    pool = ctx.Pool(jobs, initializer=_pool_init, initargs=initargs)
+    for worker in spawned:
+        worker.release()
     try:
-        for slot in range(jobs):
-            worker = WorkerProcess(sandbox_launch(kit, slot) if use_sandbox else sandboxing.bare_launch())
-            spawned.append(worker)
-            worker.spawn()
-        prewarm()
-        load_graders(kit.assignment(assignment), lang=lang)
-        ctx = multiprocessing.get_context("fork")
-        slots = ctx.Queue()
-        for slot in range(jobs):
-            slots.put(slot)
-        initargs = (kit, assignment, use_sandbox, lang, slots, secret, times, spawned)
-        pool = ctx.Pool(jobs, initializer=_pool_init, initargs=initargs)
-        for worker in spawned:
-            worker.release()
-        try:
-            yield pool.imap_unordered(_pool_grade, paths)
-        finally:
-            pool.terminate()
-            pool.join()
+        yield pool.imap_unordered(_pool_grade, paths)
     finally:
-        for worker in spawned:
-            worker.stop(graceful=False)
+        pool.terminate()
+        pool.join()
 
 
 def grade_batch(
@@ -398,28 +416,31 @@ def grade_batch(
     started = time.monotonic()
     target = kit.assignment(assignment)
     language = lang or kit.language
-    graders = load_graders(target, lang=language)
-    messages = graders.messages
-    if target.exam is not None and target.exam.variants:
-        exams.validate_space(exams.VariantSpace.of(target), graders.module("params"))
-        if secret is None:
-            secret = exams.load_secret(kit_root=kit.root)
     if use_sandbox:
         sandboxing.check_available(kit.sandbox.uid_base)
-    out.mkdir(parents=True, exist_ok=True)
-    book = gb.Gradebook(gradebook or out / "gradebook.sqlite")
-    try:
-        paths = list_submissions(submissions)
-        done = set() if regrade else book.graded_students(target.id)
-        todo = [p for p in paths if student_name(p) not in done]
-        with graded_stream(kit, target.id, todo, jobs=jobs or default_jobs(), use_sandbox=use_sandbox,
-                           lang=language, secret=secret, times=times) as stream:  # fmt: skip
-            for result in stream:
-                reports.write_student(out, result, target, messages, language)
-                book.record(result)  # one transaction per student: a kill loses nothing graded
-                if on_result is not None:
-                    on_result(result)
-        reports.write_class(out, book, target, time.monotonic() - started, messages)
-    finally:
-        book.close()
+    paths = list_submissions(submissions)
+    jobs = max(1, min(jobs or default_jobs(), len(paths)))
+    # The workers start first: their `import torch` runs while this process loads the graders.
+    with spawned_workers(kit, jobs if paths else 0, use_sandbox) as workers:
+        graders = load_graders(target, lang=language)
+        messages = graders.messages
+        if target.exam is not None and target.exam.variants:
+            exams.validate_space(exams.VariantSpace.of(target), graders.module("params"))
+            if secret is None:
+                secret = exams.load_secret(kit_root=kit.root)
+        out.mkdir(parents=True, exist_ok=True)
+        book = gb.Gradebook(gradebook or out / "gradebook.sqlite")
+        try:
+            done = set() if regrade else book.graded_students(target.id)
+            todo = [p for p in paths if student_name(p) not in done]
+            with graded_stream(kit, target.id, todo, jobs=jobs, use_sandbox=use_sandbox, lang=language,
+                               secret=secret, times=times, workers=workers) as stream:  # fmt: skip
+                for result in stream:
+                    reports.write_student(out, result, target, messages, language)
+                    book.record(result)  # one transaction per student: a kill loses nothing graded
+                    if on_result is not None:
+                        on_result(result)
+            reports.write_class(out, book, target, time.monotonic() - started, messages)
+        finally:
+            book.close()
     return BatchSummary(len(todo), len(paths) - len(todo), time.monotonic() - started, out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 from typing import Any
@@ -46,9 +47,17 @@ def pin_seed(function: Any) -> None:
 def show_fixture_as(kind: type, name: str) -> None:
     """Hypothesis prints every argument of an example it runs: a fixture (the params, whose fields
     are many) is printed as its bare name instead, which costs nothing and is what feedback drops."""
+    if kind.__module__ == "builtins":  # a plain value: every other value of its type would be renamed
+        return
     if _SHOWN_AS.get(kind) != name:
         _SHOWN_AS[kind] = name
         pretty.for_type_by_name(kind.__module__, kind.__qualname__, lambda _obj, p, _cycle: p.text(name))
+
+
+# How hypothesis begins the note that shows the failing input (its wording changed over versions).
+FAILING_NOTES = (
+    "Failing test case", "Failing explicit example", "Falsifying example", "Falsifying explicit example"
+)
 _FIXTURE_ARG = re.compile(r"^\s*(worker|params)=.*,?$")
 
 
@@ -82,7 +91,7 @@ def _short(value: Any, limit: int = 400) -> str:
 def falsifying_example(exc: BaseException) -> str:
     """The shrunk input hypothesis reports, without the fixtures (`sizes=[1, 1]`)."""
     for note in getattr(exc, "__notes__", []) or []:
-        if note.startswith(("Falsifying example", "Failing explicit example", "Falsifying explicit example")):
+        if note.startswith(FAILING_NOTES):
             args = [
                 line.strip().rstrip(",")
                 for line in note.splitlines()[1:]
@@ -113,19 +122,91 @@ def student_error_feedback(graders: Graders, err: StudentCodeError, example: str
     return key, render(graders, key, params, example)
 
 
-def _call(check: Check, session: TaskSession, params: Any) -> None:
+def _fixtures(check: Check, session: Any, params: Any) -> dict[str, Any]:
     wanted = inspect.signature(check.function).parameters
     fixtures = {"worker": session, "params": params}
     for name, value in fixtures.items():
         show_fixture_as(type(value), name)
-    check.function(**{name: fixtures[name] for name in wanted if name in fixtures})
+    return {name: fixtures[name] for name in wanted if name in fixtures}
+
+
+def _call(check: Check, session: TaskSession, params: Any) -> None:
+    check.function(**_fixtures(check, session, params))
+
+
+class _Recording:
+    """The worker a check is given while its examples are only being listed."""
+
+
+# check function -> the inputs hypothesis gives it, in order, when every one passes (None: not replayable)
+_EXAMPLES: dict[Any, list[dict[str, Any]] | None] = {}
+
+
+def examples_of(check: Check, params: Any) -> list[dict[str, Any]] | None:
+    """The inputs a hypothesis check meets, in its order, when every one of them passes.
+
+    With its seed pinned, hypothesis draws the same inputs whatever the test does, as long as
+    each passes: only a failure (shrinking), a rejected input (`assume`) or a draw inside the
+    test changes what comes next. So they are listed once, with a body that records and
+    passes (hypothesis's own `.hypothesis.inner_test` hook), before any submission is seen.
+    """
+    function = check.function
+    handle = getattr(function, "hypothesis", None)
+    if handle is None:
+        return None
+    if function in _EXAMPLES:
+        return _EXAMPLES[function]
+    fixtures = _fixtures(check, _Recording(), params)
+    seen: list[dict[str, Any]] | None = []
+    real = handle.inner_test
+
+    def record(*args: Any, **kwargs: Any) -> None:
+        assert seen is not None
+        drawn = {k: v for k, v in kwargs.items() if k not in fixtures}
+        if args or any(type(v).__module__.startswith("hypothesis") for v in drawn.values()):
+            raise _NotReplayable  # positional or interactive draws: let hypothesis run it
+        seen.append(copy.deepcopy(drawn))
+
+    handle.inner_test = record
+    try:
+        function(**fixtures)
+    except Exception:  # not listable (it draws interactively, or could not run): never replayed
+        seen = None
+    finally:
+        handle.inner_test = real
+    _EXAMPLES[function] = seen
+    return seen
+
+
+class _NotReplayable(Exception):
+    pass
+
+
+def _replay_passes(check: Check, session: TaskSession, params: Any) -> bool:
+    """Run a hypothesis check's listed inputs straight through; True when every one passes.
+
+    Any failure returns False and the check is run again under hypothesis itself, which finds
+    the same failure, shrinks it and words it: only passing runs skip hypothesis's machinery.
+    """
+    examples = examples_of(check, params)
+    if examples is None:
+        return False
+    inner = check.function.hypothesis.inner_test  # type: ignore[attr-defined]
+    fixtures = _fixtures(check, session, params)
+    try:
+        for drawn in examples:
+            inner(**fixtures, **copy.deepcopy(drawn))
+    except Exception:
+        return False
+    return True
 
 
 def run_check(check: Check, session: TaskSession, graders: Graders, task: TaskConfig) -> CheckResult:
     """Run one check; anything but a clean return is a failure with feedback."""
     key, feedback = "", ""
     try:
-        _call(check, session, graders.params)
+        if not _replay_passes(check, session, graders.params):
+            _call(check, session, graders.params)
     except CheckFailed as exc:
         key = exc.key
         feedback = render(graders, exc.key, exc.params, falsifying_example(exc))

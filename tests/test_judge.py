@@ -1,0 +1,99 @@
+"""Hypothesis checks are replayed from their listed inputs only when that cannot change a verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from autograder import judge
+from autograder.checks import Check, fail, points
+from autograder.config import load_kit
+from autograder.course import load_graders
+from tests.conftest import ROOT
+
+
+class Recorder:
+    """A stand-in worker: remembers every input the check sends it."""
+
+    def __init__(self, mutate: bool = False) -> None:
+        self.seen: list[Any] = []
+        self.mutate = mutate
+
+
+def _check(function: Any) -> Check:
+    judge.pin_seed(function)
+    return Check("demo", function.__name__, "demo check", 1.0, True, function)
+
+
+@pytest.fixture(scope="module")
+def graders() -> Any:
+    kit = load_kit(ROOT)
+    return load_graders(kit.assignment("nn_module"))
+
+
+def make_checks() -> tuple[Check, Check, Check]:
+    @points(1)
+    @given(sizes=st.lists(st.integers(1, 50), min_size=1, max_size=5), flag=st.booleans())
+    @example(sizes=[3, 4], flag=True)
+    def test_lists(worker: Recorder, sizes: list[int], flag: bool) -> None:
+        worker.seen.append((list(sizes), flag))
+        if worker.mutate:
+            sizes.append(0)  # a check may change its inputs: the next replay must not see it
+
+    @points(1)
+    @given(n=st.integers(0, 1000))
+    def test_small(worker: Recorder, n: int) -> None:
+        worker.seen.append(n)
+        if n > 10:
+            fail("demo.too_big", n=n)
+
+    @points(1)
+    @given(data=st.data())
+    def test_interactive(worker: Recorder, data: Any) -> None:
+        worker.seen.append(data.draw(st.integers()))
+
+    return _check(test_lists), _check(test_small), _check(test_interactive)
+
+
+def test_listed_inputs_are_the_ones_hypothesis_gives_a_passing_check() -> None:
+    lists, _, _ = make_checks()
+    under_hypothesis = Recorder()
+    lists.function(worker=under_hypothesis)
+    listed = judge.examples_of(lists, None)
+    assert listed is not None and len(listed) == len(under_hypothesis.seen) > 5
+    assert [(e["sizes"], e["flag"]) for e in listed] == under_hypothesis.seen
+    assert listed[0] == {"sizes": [3, 4], "flag": True}  # the explicit example first, as hypothesis runs it
+
+
+def test_replay_sees_fresh_inputs_every_time() -> None:
+    lists, _, _ = make_checks()
+    first, second = Recorder(mutate=True), Recorder(mutate=True)
+    assert judge._replay_passes(lists, first, None)  # type: ignore[arg-type]
+    assert judge._replay_passes(lists, second, None)  # type: ignore[arg-type]
+    assert first.seen == second.seen and all(0 not in sizes for sizes, _ in first.seen)
+
+
+def test_a_failure_is_left_to_hypothesis_to_shrink_and_word(graders: Any) -> None:
+    _, small, _ = make_checks()
+    assert judge._replay_passes(small, Recorder(), None) is False  # type: ignore[arg-type]
+    task = graders.assignment.tasks[0]
+    result = judge.run_check(small, Recorder(), graders, task)  # type: ignore[arg-type]
+    assert result.score == 0 and result.message_key == "demo.too_big"
+    assert "n=11" in result.feedback  # shrunk to the smallest failing input, by hypothesis
+
+
+def test_interactive_draws_are_never_replayed() -> None:
+    _, _, interactive = make_checks()
+    assert judge.examples_of(interactive, None) is None
+    assert judge._replay_passes(interactive, Recorder(), None) is False  # type: ignore[arg-type]
+
+
+def test_fixtures_of_plain_types_keep_their_own_printing() -> None:
+    judge.show_fixture_as(dict, "params")
+    judge.show_fixture_as(type(None), "worker")
+    from hypothesis.vendor import pretty
+
+    assert pretty.pretty({"a": None}) == "{'a': None}"
