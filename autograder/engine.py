@@ -365,13 +365,14 @@ def graded_stream(
         return
     import multiprocessing
 
-    from .worker import prewarm
+    import torch
 
-    # While the workers import torch, this process imports it too, with the graders and the
-    # lazily loaded parts of torch: the forked grading processes inherit all of it instead of
-    # paying for it again, and each adopts one worker.
+    # While the workers import torch, this process imports it too, with the graders: the forked
+    # grading processes inherit all of it instead of paying for it again, and each adopts one
+    # worker. (Graders judge with torch but never load torch.optim's compiler stack: a grading
+    # process needs none of what the worker warms up for student code.)
+    torch.set_num_threads(1)
     spawned = workers[:jobs]
-    prewarm()
     load_graders(kit.assignment(assignment), lang=lang)
     ctx = multiprocessing.get_context("fork")
     slots = ctx.Queue()

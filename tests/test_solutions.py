@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import itertools
 import pickle
@@ -392,3 +393,35 @@ def test_delivery_forward_matches_torch(sol: Callable[[str], ModuleType]) -> Non
         got = forward(state, x)
         assert got.shape == (n,) and got.dtype == np.float64
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("variant", ["reference", "sgd", "no_zero_grad"])
+def test_graders_written_out_optimizer_equals_torch_optim(sol: Callable[[str], ModuleType], variant: str) -> None:
+    """The grading process trains the reference without torch.optim: the losses must be torch's, bit for bit."""
+    from autograder.config import load_kit
+    from autograder.course import load_graders
+
+    graders = load_graders(load_kit(SOLUTIONS.parents[1]).assignment("nn_module"))
+    hidden = importlib.import_module(f"{graders.package}.hidden.test_tinynet")
+    tinynet = sol("tinynet")
+    X, y = sol("data").make_toy()
+
+    def fresh() -> nn.Module:
+        torch.manual_seed(3)
+        return tinynet.TinyNet(3, 8, 2)
+
+    written_out = hidden.train_as_lesson(fresh(), X, y, 25, 0.05, variant)
+    model = fresh()
+    if variant == "reference":
+        expected = tinynet.train_tinynet(model, X, y, 25, 0.05)
+    else:
+        optimizer = (torch.optim.SGD if variant == "sgd" else torch.optim.Adam)(model.parameters(), lr=0.05)
+        expected = []
+        for _ in range(25):
+            if variant != "no_zero_grad":
+                optimizer.zero_grad()
+            loss = nn.functional.cross_entropy(model(X), y)
+            loss.backward()
+            optimizer.step()
+            expected.append(loss.item())
+    assert list(written_out) == list(expected)
