@@ -348,6 +348,9 @@ def graded_stream(
     """Results in completion order, from `jobs` processes that each keep one warm worker.
 
     `workers`: already spawned ones (see spawned_workers), one per job; the caller stops them."""
+    if not paths:
+        yield iter(())
+        return
     jobs = max(1, min(jobs, len(paths)))
     if workers is None:
         with spawned_workers(kit, jobs, use_sandbox) as own:

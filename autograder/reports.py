@@ -9,15 +9,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
-
 from . import __version__, class_report
 from .config import Assignment
 from .gradebook import Gradebook
 from .results import SubmissionResult
 
 VISIBLE, HIDDEN = "visible", "after_published"
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 Messages = dict[str, dict[str, str]]
 ENGLISH_UI = {
     "observed": "Observed", "expected": "Expected", "idea": "Idea", "failing_input": "Failing input",
@@ -106,7 +103,7 @@ def feedback_markdown(result: SubmissionResult, assignment: Assignment) -> str:
 def feedback_html(result: SubmissionResult, assignment: Assignment, messages: Messages, lang: str) -> str:
     """A self-contained page (no network needed) with every check and its feedback."""
     ui = {**ENGLISH_UI, **messages.get("ui", {})}
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
+    env = class_report.templates()
     notes = (result.problem,) + result.notes if result.problem else result.notes
     shown = dataclasses.replace(result, notes=notes)
     labels = {ui["observed"], ui["expected"], ui["idea"], ui["failing_input"]}
