@@ -6,6 +6,7 @@ in parallel, resumably, and writes every output.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -376,7 +377,12 @@ def graded_stream(
     # process needs none of what the worker warms up for student code.)
     torch.set_num_threads(1)
     spawned = workers[:jobs]
-    load_graders(kit.assignment(assignment), lang=lang)
+    graders = load_graders(kit.assignment(assignment), lang=lang)
+    for task in graders.assignment.tasks:  # list each hypothesis check's inputs once, for all
+        for check in graders.for_task(task.id):
+            judge.examples_of(check, graders.params)
+    gc.collect()
+    gc.freeze()  # what the grading processes inherit stays shared: their collector never visits it
     ctx = multiprocessing.get_context("fork")
     slots = ctx.Queue()
     for slot in range(jobs):
