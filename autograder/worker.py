@@ -6,10 +6,12 @@ Runs inside the sandbox (or bare, for trusted code) as three generations of proc
   request, so its memory never holds a student's files, outputs or answers: every task starts
   from the same clean copy of it. Sandboxed, it is PID 1, which no process of the sandbox can
   signal, and its `kill(-1)` reaches every other process of the sandbox.
-- a *relay* per task, forked from the template, speaks JSON lines with the grading process on
-  stdin/stdout: it writes the task's files, forks the task's child, checks and relays its
-  answers within the task's budget, and kills everything the task started and wipes its files
-  before it answers the task's last request and exits.
+- a *relay* per submission, forked from the template, speaks with the grading process on
+  stdin/stdout (a JSON line per message, raw array bytes after it: see codec): for each task it
+  writes the task's files, forks the task's child, checks and relays its answers within the
+  task's budget, and kills everything the task started and wipes its files before it answers
+  the task's last request. It exits with the submission (or with a task that was lost), so no
+  later student's code is ever forked from a process that held an earlier student's files.
 - the task's *child*, forked from the relay: limits first, then it imports the one student file
   and runs probes on the inputs the grader sends.
 

@@ -330,6 +330,9 @@ CASES = [
     Case("forged_protocol", "counting.py"),
     Case("garbage_protocol", "dropout.py", keys("protocol")),
     Case("huge_line_protocol", "dropout.py", keys("answer_too_large")),
+    Case("forged_blob_sizes", "dropout.py", keys("answer_too_large")),
+    Case("withheld_blob", "numpy_forward.py", keys("time_limit")),
+    Case("blob_mismatch", "counting.py", keys("protocol")),
     Case("closed_fds", "counting.py", keys("exited", "protocol")),
     Case("closed_fds_then_wait", "counting.py", keys("time_limit", "protocol")),
     # Files that must never run, modules named like installed ones.

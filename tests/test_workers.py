@@ -1,0 +1,92 @@
+"""The warm worker's process layout and channel: a fresh child per task, a relay per submission,
+arrays sent raw and exact."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from conftest import sandbox_works
+
+from autograder import sandbox
+from autograder.config import Kit, TaskConfig
+from autograder.engine import sandbox_launch
+from autograder.workers import SandboxSession, WorkerProcess
+
+PROBES = '''
+import builtins
+import os
+
+
+def where(mod):
+    return {"pid": os.getpid(), "relay": os.getppid(), "seen": getattr(builtins, "MARK", None)}
+
+
+def mark(mod, value):
+    builtins.MARK = value
+    return value
+
+
+def double(mod, x):
+    return {"x": x * 2, "sum": float(x.sum()), "dtype": str(x.dtype)}
+'''
+FILES = {"task.py": b"VALUE = 1\n"}
+
+
+@pytest.fixture(scope="module")
+def worker(kit: Kit) -> Iterator[WorkerProcess]:
+    launch = sandbox_launch(kit, 0) if sandbox_works(kit) else sandbox.bare_launch()
+    process = WorkerProcess(launch)
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def task(kit: Kit) -> TaskConfig:
+    return dataclasses.replace(kit.assignment("nn_module").tasks[0], file="task.py")
+
+
+def _run(worker: WorkerProcess, task: TaskConfig, probe: str, **kwargs: object) -> object:
+    session = SandboxSession(worker, task)
+    assert session.open(FILES, PROBES).imported
+    try:
+        return session.call(probe, **kwargs)
+    finally:
+        session.close()
+
+
+def test_each_task_has_its_own_child_and_each_submission_its_own_relay(worker, task):
+    first = _run(worker, task, "mark", value="student one")
+    assert first == "student one"
+    same_student = _run(worker, task, "where")
+    worker.end_submission()
+    next_student = _run(worker, task, "where")
+    worker.end_submission()
+    assert same_student["seen"] is None and next_student["seen"] is None  # nothing a task did survives it
+    assert same_student["pid"] != next_student["pid"]
+    assert same_student["relay"] != next_student["relay"]  # no later student forks from a relay that held files
+
+
+def test_tasks_of_one_submission_share_its_relay(worker, task):
+    one, two = _run(worker, task, "where"), _run(worker, task, "where")
+    worker.end_submission()
+    assert one["relay"] == two["relay"] and one["pid"] != two["pid"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "uint8", "bool"])
+def test_arrays_cross_the_sandbox_exactly(worker, task, dtype):
+    rng = np.random.default_rng(7)
+    x = (rng.normal(size=(300, 200)) * 50).astype(dtype)
+    got = _run(worker, task, "double", x=x)
+    worker.end_submission()
+    assert got["dtype"] == dtype and got["x"].dtype == (x * 2).dtype
+    assert np.array_equal(got["x"], x * 2) and got["sum"] == float(x.sum())
+
+
+def test_end_of_submission_without_a_worker_is_a_no_op(kit):
+    idle = WorkerProcess(sandbox.bare_launch())
+    idle.end_submission()
+    assert idle.proc is None
