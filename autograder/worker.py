@@ -272,6 +272,12 @@ class Child:
         self.output = bytearray()
         self.output_dropped = 0
         self.status: tuple[int, float] | None = None  # (wait status, CPU seconds) once reaped
+        # Kept for the whole task (a selector per wait costs more than most answers take).
+        self.readers = selectors.DefaultSelector()
+        self.readers.register(sock, selectors.EVENT_READ, "answer")
+        self.readers.register(output_fd, selectors.EVENT_READ, "output")
+        if self.pidfd is not None:
+            self.readers.register(self.pidfd, selectors.EVENT_READ, "exit")
 
     def reap(self) -> bool:
         """Collect the child's exit status if it has exited."""
@@ -288,6 +294,7 @@ class Child:
         return True
 
     def close(self) -> None:
+        self.readers.close()
         self.sock.close()
         for fd in (self.output_fd, self.pidfd):
             if fd is not None:
@@ -470,6 +477,15 @@ class Relay:
         child = self.child
         assert child is not None
         view = memoryview(data)
+        try:  # the socket is non-blocking: a request usually fits in its buffer at once
+            view = view[child.sock.send(view) :]
+        except BlockingIOError:
+            pass
+        except OSError:
+            child.sock_open = False
+            return "protocol" if not self._wait_exit(deadline) else self._reason()
+        if not view:
+            return True
         with selectors.DefaultSelector() as sel:
             sel.register(child.sock, selectors.EVENT_WRITE)
             while view:
@@ -493,13 +509,7 @@ class Relay:
         """Wait for one message from the child within the task's budget, reading its output meanwhile."""
         child = self.child
         assert child is not None
-        sel = selectors.DefaultSelector()
-        if child.sock_open:
-            sel.register(child.sock, selectors.EVENT_READ, "answer")
-        if child.output_open:
-            sel.register(child.output_fd, selectors.EVENT_READ, "output")
-        if child.pidfd is not None:
-            sel.register(child.pidfd, selectors.EVENT_READ, "exit")
+        sel = child.readers
         tick = 1.0 if child.pidfd is not None else 0.05  # without a pidfd, its exit is polled
         # Only the time the child works counts against it, not the grader's own thinking time.
         deadline = time.monotonic() + self.budget
@@ -541,7 +551,6 @@ class Relay:
                     return None
         finally:
             self.budget = max(deadline - time.monotonic(), 0.0)
-            sel.close()
 
     def _next_frame(self) -> Frame | str | None:
         """The child's next whole message; None while it is incomplete; a reason when it is unusable."""

@@ -99,6 +99,7 @@ class WorkerProcess:
         self.ready = False  # it said hello: torch is imported and it serves tasks
         self.launched_pidfd: int | None = None  # the launched process, even where it is not our child
         self.adopted = False  # started by the process this one was forked from (not our child)
+        self._selector: tuple[int, selectors.BaseSelector] | None = None  # (made by pid, on stdout)
 
     def __repr__(self) -> str:
         return f"<worker {self.launch.argv[0]} pid={self.proc.pid if self.proc else None}>"
@@ -246,6 +247,9 @@ class WorkerProcess:
                 sel.register(pidfd, selectors.EVENT_READ)
                 sel.select(timeout=10.0)
             os.close(pidfd)
+        if self._selector is not None:
+            self._selector[1].close()
+            self._selector = None
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream:
                 with contextlib.suppress(OSError):
@@ -283,6 +287,15 @@ class WorkerProcess:
         assert self.proc is not None and self.proc.stdin is not None
         fd = self.proc.stdin.fileno()
         view = memoryview(json.dumps(message).encode() + b"\n" + payload)
+        try:  # the pipe is non-blocking: a request usually fits in it at once
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            pass
+        except OSError:
+            self.failure = "died"
+            return False
+        if not view:
+            return True
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_WRITE)
             while view:
@@ -312,38 +325,45 @@ class WorkerProcess:
         self.buffer += chunk
         return True
 
+    def _reader(self, fd: int) -> selectors.BaseSelector:
+        """A selector on the worker's output, kept while the worker lives (made by the process using it)."""
+        if self._selector is None or self._selector[0] != os.getpid():
+            sel = selectors.DefaultSelector()
+            sel.register(fd, selectors.EVENT_READ)
+            self._selector = (os.getpid(), sel)
+        return self._selector[1]
+
     def _frame(self, deadline: float) -> tuple[bytes, bytes] | None:
         """The next message: its line, and the raw part whose size the line gives."""
         assert self.proc is not None and self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while True:
-                newline = self.buffer.find(b"\n", self.scanned)
-                if newline >= 0:
-                    break
-                self.scanned = len(self.buffer)
-                if len(self.buffer) > MAX_REPLY:
-                    self.failure = "protocol"
-                    return None
-                if not self._fill(fd, sel, deadline):
-                    return None
-            line = bytes(self.buffer[:newline])
-            del self.buffer[: newline + 1]
-            self.scanned = 0
-            try:
-                size = sum(codec.blob_sizes(json.loads(line))) if codec.BLOBS.encode() in line else 0
-            except (ValueError, RecursionError):
-                size = 0  # not a frame with a raw part: judged as a line below
-            if size > MAX_REPLY:
+        sel = self._reader(fd)
+        while True:
+            newline = self.buffer.find(b"\n", self.scanned)
+            if newline >= 0:
+                break
+            self.scanned = len(self.buffer)
+            if len(self.buffer) > MAX_REPLY:
                 self.failure = "protocol"
                 return None
-            while len(self.buffer) < size:
-                if not self._fill(fd, sel, deadline):
-                    return None
-            payload = bytes(self.buffer[:size])
-            del self.buffer[:size]
-            return line, payload
+            if not self._fill(fd, sel, deadline):
+                return None
+        line = bytes(self.buffer[:newline])
+        del self.buffer[: newline + 1]
+        self.scanned = 0
+        try:
+            size = sum(codec.blob_sizes(json.loads(line))) if codec.BLOBS.encode() in line else 0
+        except (ValueError, RecursionError):
+            size = 0  # not a frame with a raw part: judged as a line below
+        if size > MAX_REPLY:
+            self.failure = "protocol"
+            return None
+        while len(self.buffer) < size:
+            if not self._fill(fd, sel, deadline):
+                return None
+        payload = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return line, payload
 
     def _read(self, deadline: float, want: int | None) -> dict[str, Any] | None:
         """The reply to request `want`: one JSON object; None if the worker died, lied or ran out of time.
