@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import gc
 import os
+import queue
 import time
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +25,7 @@ from . import sandbox as sandboxing
 from .checks import WorkerLost
 from .config import Assignment, Kit, TaskConfig
 from .course import Graders, load_graders, validate_points, variant_params
+from .errors import WorkerProtocolError
 from .results import CheckResult, SubmissionResult, TaskResult
 from .submission import Collected, collect, student_name
 from .workers import SandboxSession, WorkerProcess
@@ -309,7 +313,10 @@ def _pool_init(kit: Kit, assignment: str, use_sandbox: bool, lang: str, slots: o
                secret: bytes | None, times: Mapping[str, datetime] | None,
                spawned: list[WorkerProcess]) -> None:  # fmt: skip
     global _worker_grader
-    slot = slots.get() if hasattr(slots, "get") else 0  # type: ignore[union-attr]
+    try:
+        slot = slots.get(timeout=5.0)  # type: ignore[attr-defined]
+    except queue.Empty:  # this process replaces one that died: a slot, and a worker, of its own
+        slot = len(spawned) + os.getpid() % 1000
     for other, worker in enumerate(spawned):
         if other != slot:
             worker.release()  # another grading process's channel: its ends stay there only
@@ -388,14 +395,30 @@ def graded_stream(
     for slot in range(jobs):
         slots.put(slot)
     initargs = (kit, assignment, use_sandbox, lang, slots, secret, times, spawned)
-    pool = ctx.Pool(jobs, initializer=_pool_init, initargs=initargs)
-    for worker in spawned:
-        worker.release()
+    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pool_init, initargs=initargs)
+    futures: list[Future[SubmissionResult]] = []
     try:
-        yield pool.imap_unordered(_pool_grade, paths)
+        futures = [pool.submit(_pool_grade, p) for p in paths]  # the first forks every grading process
+        for worker in spawned:
+            worker.release()
+        yield _completed(futures)
     finally:
-        pool.terminate()
-        pool.join()
+        for future in futures:
+            future.cancel()
+        for process in list(getattr(pool, "_processes", {}).values()):  # a batch cut short stops now
+            process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _completed(futures: list[Future[SubmissionResult]]) -> Iterator[SubmissionResult]:
+    try:
+        for future in as_completed(futures):
+            yield future.result()
+    except BrokenProcessPool:
+        raise WorkerProtocolError(
+            "a grading process died (the system may have run out of memory): run the same command "
+            "again, students already graded are kept; with fewer --jobs if it happens again"
+        ) from None
 
 
 def grade_batch(

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing
+import os
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,7 @@ from conftest import SOLUTIONS, STUBS, sandbox_works
 
 from autograder.config import Kit
 from autograder.engine import Grader, grade_batch
+from autograder.errors import WorkerProtocolError
 from autograder.gradebook import Gradebook
 
 TOP_KEYS = {
@@ -131,3 +136,33 @@ def test_batch_outputs_regrade_and_resume(kit, tmp_path):
         assert len(book.history("nn_module", "ada")) == 2
     finally:
         book.close()
+
+
+def test_a_grading_process_killed_by_the_system_stops_the_batch_cleanly(kit, tmp_path):
+    """No hang: the batch ends with a message that says what to do, and what was graded stays."""
+    klass = _small_class(tmp_path)
+    for name in ("fay", "gus", "hal"):
+        shutil.copytree(klass / "ada", klass / name)
+    out = tmp_path / "out"
+    use_sandbox = sandbox_works(kit)
+    killed: list[int] = []
+
+    def kill_one_grading_process(result) -> None:
+        if not killed:
+            victim = multiprocessing.active_children()[0]
+            killed.append(victim.pid)
+            os.kill(victim.pid, signal.SIGKILL)
+
+    started = time.monotonic()
+    with pytest.raises(WorkerProtocolError, match="run the same command again"):
+        grade_batch(kit, klass, out, jobs=2, use_sandbox=use_sandbox, on_result=kill_one_grading_process)
+    assert killed and time.monotonic() - started < 120
+    book = Gradebook(out / "gradebook.sqlite")
+    try:
+        graded = {r.student for r in book.current("nn_module")}
+    finally:
+        book.close()
+    assert graded  # the result that arrived before the kill was kept
+    resumed = grade_batch(kit, klass, out, jobs=2, use_sandbox=use_sandbox)
+    assert resumed.skipped == len(graded) and resumed.graded == 7 - len(graded)
+    assert not [p for p in multiprocessing.active_children() if p.pid in killed]
