@@ -396,8 +396,8 @@ def test_delivery_forward_matches_torch(sol: Callable[[str], ModuleType]) -> Non
 
 
 @pytest.mark.parametrize("variant", ["reference", "sgd", "no_zero_grad"])
-def test_graders_written_out_optimizer_equals_torch_optim(sol: Callable[[str], ModuleType], variant: str) -> None:
-    """The grading process trains the reference without torch.optim: the losses must be torch's, bit for bit."""
+def test_written_out_optimizer_is_torch_optim(sol: Callable[[str], ModuleType], variant: str) -> None:
+    """The grading process trains the reference without torch.optim: its losses are torch's, bit for bit."""
     from autograder.config import load_kit
     from autograder.course import load_graders
 

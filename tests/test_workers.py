@@ -67,7 +67,8 @@ def test_each_task_has_its_own_child_and_each_submission_its_own_relay(worker, t
     worker.end_submission()
     assert same_student["seen"] is None and next_student["seen"] is None  # nothing a task did survives it
     assert same_student["pid"] != next_student["pid"]
-    assert same_student["relay"] != next_student["relay"]  # no later student forks from a relay that held files
+    # No later student's code is forked from a relay that held an earlier student's files.
+    assert same_student["relay"] != next_student["relay"]
 
 
 def test_tasks_of_one_submission_share_its_relay(worker, task):
