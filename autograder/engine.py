@@ -351,7 +351,7 @@ def spawned_workers(kit: Kit, count: int, use_sandbox: bool) -> Iterator[list[Wo
 def graded_stream(
     kit: Kit, assignment: str, paths: list[Path], *, jobs: int, use_sandbox: bool, lang: str,
     secret: bytes | None = None, times: Mapping[str, datetime] | None = None,
-    workers: list[WorkerProcess] | None = None,
+    workers: list[WorkerProcess],
 ) -> Iterator[Iterator[SubmissionResult]]:  # fmt: skip
     """Results in completion order, from `jobs` processes that each keep one warm worker.
 
@@ -359,16 +359,10 @@ def graded_stream(
     if not paths:
         yield iter(())
         return
-    jobs = max(1, min(jobs, len(paths)))
-    if workers is None:
-        with spawned_workers(kit, jobs, use_sandbox) as own:
-            with graded_stream(kit, assignment, paths, jobs=jobs, use_sandbox=use_sandbox, lang=lang,
-                               secret=secret, times=times, workers=own) as stream:  # fmt: skip
-                yield stream
-        return
+    jobs = max(1, min(jobs, len(paths), len(workers)))
     if jobs <= 1:
         grader = Grader(kit, assignment, sandbox=use_sandbox, lang=lang, secret=secret, times=times,
-                        worker=workers[0] if workers else None)  # fmt: skip
+                        worker=workers[0])  # fmt: skip
         try:
             yield (grader.grade(p) for p in paths)
         finally:

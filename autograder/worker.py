@@ -21,6 +21,7 @@ The worker decides nothing about grades.
 from __future__ import annotations
 
 import base64
+import contextlib
 import ctypes
 import json
 import os
@@ -477,33 +478,29 @@ class Relay:
         child = self.child
         assert child is not None
         view = memoryview(data)
-        try:  # the socket is non-blocking: a request usually fits in its buffer at once
-            view = view[child.sock.send(view) :]
-        except BlockingIOError:
-            pass
-        except OSError:
-            child.sock_open = False
-            return "protocol" if not self._wait_exit(deadline) else self._reason()
-        if not view:
-            return True
-        with selectors.DefaultSelector() as sel:
-            sel.register(child.sock, selectors.EVENT_WRITE)
-            while view:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                if not sel.select(timeout=min(remaining, 0.5)):
-                    if child.reap():
-                        return self._reason()
-                    continue
+        with contextlib.ExitStack() as stack:
+            sel: selectors.BaseSelector | None = None  # only once the socket's buffer is full
+            while True:
                 try:
-                    view = view[child.sock.send(view) :]
+                    view = view[child.sock.send(view) :]  # non-blocking
                 except BlockingIOError:
-                    continue
+                    pass
                 except OSError:
                     child.sock_open = False
                     return "protocol" if not self._wait_exit(deadline) else self._reason()
-        return True
+                if not view:
+                    return True
+                if sel is None:
+                    sel = stack.enter_context(selectors.DefaultSelector())
+                    sel.register(child.sock, selectors.EVENT_WRITE)
+                while True:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    if sel.select(timeout=min(remaining, 0.5)):
+                        break
+                    if child.reap():
+                        return self._reason()
 
     def _await_frame(self, probe: str) -> Frame | None:
         """Wait for one message from the child within the task's budget, reading its output meanwhile."""

@@ -287,30 +287,25 @@ class WorkerProcess:
         assert self.proc is not None and self.proc.stdin is not None
         fd = self.proc.stdin.fileno()
         view = memoryview(json.dumps(message).encode() + b"\n" + payload)
-        try:  # the pipe is non-blocking: a request usually fits in it at once
-            view = view[os.write(fd, view) :]
-        except BlockingIOError:
-            pass
-        except OSError:
-            self.failure = "died"
-            return False
-        if not view:
-            return True
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_WRITE)
-            while view:
+        with contextlib.ExitStack() as stack:
+            sel: selectors.BaseSelector | None = None  # only once the pipe is full (rarely)
+            while True:
+                try:
+                    view = view[os.write(fd, view) :]  # non-blocking
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    self.failure = "died"
+                    return False
+                if not view:
+                    return True
+                if sel is None:
+                    sel = stack.enter_context(selectors.DefaultSelector())
+                    sel.register(fd, selectors.EVENT_WRITE)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not sel.select(timeout=remaining):
                     self.failure = "timeout"
                     return False
-                try:
-                    view = view[os.write(fd, view) :]
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    self.failure = "died"
-                    return False
-        return True
 
     def _fill(self, fd: int, sel: selectors.BaseSelector, deadline: float) -> bool:
         """Read whatever the worker sent next into the buffer; False (and why) when nothing can come."""
@@ -333,8 +328,9 @@ class WorkerProcess:
             self._selector = (os.getpid(), sel)
         return self._selector[1]
 
-    def _frame(self, deadline: float) -> tuple[bytes, bytes] | None:
-        """The next message: its line, and the raw part whose size the line gives."""
+    def _frame(self, deadline: float) -> tuple[bytes, Any, bytes] | None:
+        """The next message: its line, the line parsed (None when it is not JSON), and the raw part
+        whose size the line gives."""
         assert self.proc is not None and self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         sel = self._reader(fd)
@@ -352,9 +348,9 @@ class WorkerProcess:
         del self.buffer[: newline + 1]
         self.scanned = 0
         try:
-            size = sum(codec.blob_sizes(json.loads(line))) if codec.BLOBS.encode() in line else 0
+            header, size = codec.parse_header(line)
         except (ValueError, RecursionError):
-            size = 0  # not a frame with a raw part: judged as a line below
+            header, size = None, 0
         if size > MAX_REPLY:
             self.failure = "protocol"
             return None
@@ -363,7 +359,7 @@ class WorkerProcess:
                 return None
         payload = bytes(self.buffer[:size])
         del self.buffer[:size]
-        return line, payload
+        return line, header, payload
 
     def _read(self, deadline: float, want: int | None) -> dict[str, Any] | None:
         """The reply to request `want`: one JSON object; None if the worker died, lied or ran out of time.
@@ -375,11 +371,10 @@ class WorkerProcess:
             frame = self._frame(deadline)
             if frame is None:
                 return None
-            line, payload = frame
+            line, header, payload = frame
             if not line.strip():
                 continue
             try:
-                header, _ = codec.parse_header(line)
                 message = codec.revive(header, payload)
             except (ValueError, KeyError, TypeError, RecursionError, MemoryError):
                 self.failure = "protocol"
