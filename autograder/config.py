@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .errors import ConfigError
+from autograder.errors import ConfigError
 
 LANGUAGES = ("en", "bn")
 CHECK_POLICIES = ("public", "none")  # what `autograder check` may run during an exam
@@ -180,7 +180,7 @@ def _moment(data: dict[str, Any], key: str, where: str, zone: str) -> datetime |
     if not isinstance(value, datetime):
         kind = "a date without a time" if isinstance(value, date) else repr(value)
         raise ConfigError(f"grading.toml: {where}.{key} must be a date and time like "
-                          f"2025-06-14T13:00:00+06:00, got {kind}")  # fmt: skip
+                          f"2025-06-14T13:00:00+06:00, got {kind}")
     if value.tzinfo is None:
         if not zone:
             raise ConfigError(
@@ -206,7 +206,7 @@ def _variants(data: Any, where: str) -> tuple[tuple[str, tuple[Any, ...]], ...]:
 
 def _exam(data: dict[str, Any], where: str) -> ExamConfig:
     keys = {"check", "start", "deadline", "cutoff", "late_penalty", "late_period", "late_penalty_of",
-            "timezone", "variants"}  # fmt: skip
+            "timezone", "variants"}
     _check_keys(data, keys, where)
     check = data.get("check", "public")
     if check not in CHECK_POLICIES:
@@ -253,7 +253,7 @@ def _assignment(root: Path, aid: str, data: dict[str, Any], declared: dict[str, 
         parent = data["extends"]
         if not isinstance(parent, str) or parent == aid or parent not in declared:
             raise ConfigError(f"grading.toml: {where}.extends must name another declared assignment, "
-                              f"got {parent!r}")  # fmt: skip
+                              f"got {parent!r}")
         parent_data = _table(declared[parent], f"assignments.{parent}")
         if "extends" in parent_data:
             raise ConfigError(f"grading.toml: {where}.extends names {parent!r}, which extends another one")
@@ -275,7 +275,7 @@ def _assignment(root: Path, aid: str, data: dict[str, Any], declared: dict[str, 
     return Assignment(
         id=aid, title=str(data.get("title", base.title if base else aid)), root=root, given=tuple(given),
         tasks=tasks, content=(base.content or base.id) if base else "", exam=exam,
-    )  # fmt: skip
+    )
 
 
 def parse_kit(root: Path, data: dict[str, Any]) -> Kit:
@@ -290,7 +290,7 @@ def parse_kit(root: Path, data: dict[str, Any]) -> Kit:
         raise ConfigError(f"grading.toml: kit.language must be one of {LANGUAGES}, got {language!r}")
     declared = _table(data.get("assignments", {}), "assignments")
     assignments = {aid: _assignment(root, aid, _table(a, f"assignments.{aid}"), declared)
-                   for aid, a in declared.items()}  # fmt: skip
+                   for aid, a in declared.items()}
     if not assignments:
         raise ConfigError("grading.toml: no [assignments.<id>] table: declare one")
     default = kit.get("default_assignment") or next(iter(assignments))

@@ -13,13 +13,12 @@ from typing import Any
 
 import pytest
 
-from .config import find_kit_root, load_kit
-from .course import load_graders
-from .engine import sandbox_launch
-from .sandbox import bare_launch
-from .session import InProcessSession
-from .submission import collect
-from .workers import SandboxSession, WorkerProcess
+from autograder.config import find_kit_root, load_kit
+from autograder.grading.course import load_graders
+from autograder.grading.grader import worker_launch
+from autograder.sandbox.client import WorkerProcess
+from autograder.sandbox.session import InProcessSession, SandboxSession
+from autograder.submissions.collect import collect
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -43,7 +42,7 @@ def _graders_folder(request: pytest.FixtureRequest) -> Path:
 def _autograder_worker(request: pytest.FixtureRequest) -> Iterator[WorkerProcess]:
     kit = load_kit(find_kit_root(Path(str(request.config.rootpath))))
     trusted = request.config.getoption("no_sandbox") or request.config.getoption("in_process")
-    launch = bare_launch() if trusted else sandbox_launch(kit, 0)
+    launch = worker_launch(kit, 0, sandbox=not trusted)
     worker = WorkerProcess(launch)
     yield worker
     worker.stop()

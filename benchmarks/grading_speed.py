@@ -28,10 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from autograder.batch import grade_batch  # noqa: E402
 from autograder.config import load_kit  # noqa: E402
-from autograder.engine import grade_batch  # noqa: E402
 from autograder.errors import SandboxUnavailable  # noqa: E402
-from autograder.sandbox import check_available  # noqa: E402
+from autograder.grading.options import GradeOptions  # noqa: E402
+from autograder.sandbox.launch import check_available  # noqa: E402
 
 SOLUTIONS = ROOT / "solutions" / "nn_module"
 TASK_FILES = sorted(p.name for p in SOLUTIONS.glob("*.py") if p.name != "data.py")
@@ -99,7 +100,7 @@ def cold_import() -> float:
 
 def engine(batch: Path, out: Path, jobs: int, sandboxed: bool) -> float:
     start = time.perf_counter()
-    grade_batch(load_kit(ROOT), batch, out, jobs=jobs, use_sandbox=sandboxed, regrade=True)
+    grade_batch(load_kit(ROOT), batch, out, jobs=jobs, options=GradeOptions(sandbox=sandboxed), regrade=True)
     return time.perf_counter() - start
 
 
@@ -118,7 +119,8 @@ def engine_memory(batch: Path, out: Path, jobs: int, sandboxed: bool) -> int:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     try:
-        grade_batch(load_kit(ROOT), batch, out, jobs=jobs, use_sandbox=sandboxed, regrade=True)
+        grade_batch(load_kit(ROOT), batch, out, jobs=jobs, options=GradeOptions(sandbox=sandboxed),
+                    regrade=True)
     finally:
         done.set()
         sampler.join()
@@ -133,7 +135,7 @@ def process_per_submission(batch: Path, sample: int) -> tuple[float, int]:
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(SOLUTIONS / "graders"),
              "--submission", str(path), "--in-process"],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
-        )  # fmt: skip
+        )
     return time.perf_counter() - start, len(paths)
 
 
@@ -145,7 +147,7 @@ def main() -> None:
                         help="grade only this many with the per-process baseline, then scale up")
     parser.add_argument("--repeat", type=int, default=3,
                         help="grade the whole batch with the engine this many times; the median counts "
-                             "(a shared machine's noise moves one run by 10-20%%)")  # fmt: skip
+                             "(a shared machine's noise moves one run by 10-20%%)")
     args = parser.parse_args()
     kit = load_kit(ROOT)
     try:

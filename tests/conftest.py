@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from autograder.config import Assignment, Kit, load_kit
-from autograder.engine import Grader
 from autograder.errors import SandboxUnavailable
-from autograder.results import CheckResult, SubmissionResult, TaskResult
-from autograder.sandbox import check_available
+from autograder.grading.grader import Grader
+from autograder.grading.options import GradeOptions
+from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
+from autograder.sandbox.launch import check_available
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions" / "nn_module"
@@ -35,7 +36,7 @@ def kit() -> Kit:
 @pytest.fixture(scope="session")
 def grader(kit: Kit) -> Iterator[Grader]:
     """One warm, sandboxed Grader for the whole test session (bare only where bwrap is missing)."""
-    with Grader(kit, "nn_module", sandbox=sandbox_works(kit)) as g:
+    with Grader(kit, "nn_module", GradeOptions(sandbox=sandbox_works(kit))) as g:
         yield g
 
 
@@ -48,7 +49,7 @@ def reference_copy(tmp_path: Path) -> Path:
 
 
 def make_result(assignment: Assignment, student: str, lost: dict[str, float] | None = None,
-                feedback: str = "expected 3, got 4") -> SubmissionResult:  # fmt: skip
+                feedback: str = "expected 3, got 4") -> SubmissionResult:
     """A hand-built result: a public and a hidden half per task; `lost` comes off the hidden one."""
     lost = lost or {}
     tasks = []
@@ -60,6 +61,6 @@ def make_result(assignment: Assignment, student: str, lost: dict[str, float] | N
             CheckResult(f"{task.id}.hidden", task.id, "hidden", f"{task.id} edge cases", hidden_score, half,
                         False, "" if hidden_score == half else feedback,
                         "" if hidden_score == half else f"{task.id}.wrong"),
-        )  # fmt: skip
+        )
         tasks.append(TaskResult(task.id, task.points, checks))
     return SubmissionResult(student, assignment.id, tuple(tasks), (), 1.5)

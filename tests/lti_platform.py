@@ -102,7 +102,7 @@ class HarnessPlatformConf(LTI1P3PlatformConfAbstract):
         return claims
 
     def validate_token(self, token: str, allowed_scopes: list[str] | None = None,
-                       audience: str | None = None) -> bool:  # fmt: skip
+                       audience: str | None = None) -> bool:
         if token in self.revoked:
             raise LtiException("Token expired")
         return super().validate_token(token, allowed_scopes, audience)
@@ -146,7 +146,7 @@ class HarnessAgs(AssignmentsGradesService):
 
     def find_lineitems(self, page: int = 1, limit: int | None = None, line_item_id: str | None = None,
                        resource_link_id: str | None = None, resource_id: str | None = None,
-                       tag: str | None = None) -> TPage:  # fmt: skip
+                       tag: str | None = None) -> TPage:
         items = [
             i
             for i in self.store.lineitems.values()
@@ -196,14 +196,14 @@ class HarnessAgs(AssignmentsGradesService):
         return UpdateScoreStatus.SUCCESS if previous else UpdateScoreStatus.CREATED
 
     def get_results(self, line_item_id: str, page: int = 1, limit: int | None = None,
-                    user_id: str | None = None) -> TPage:  # fmt: skip
+                    user_id: str | None = None) -> TPage:
         self.find_lineitem(line_item_id)
         results = [
             {"id": f"{self.store.lineitem_url(line_item_id)}/results/{uid}", "userId": uid,
              "resultScore": s.get("scoreGiven"), "resultMaximum": s.get("scoreMaximum"),
              "comment": s.get("comment"), "scoreOf": self.store.lineitem_url(line_item_id)}
             for uid, s in self.store.scores[line_item_id].items() if user_id is None or uid == user_id
-        ]  # fmt: skip
+        ]
         return _page(results, int(page), int(limit or 100))
 
 
@@ -240,7 +240,7 @@ class HarnessNrps(NamesRoleProvisioningService):
         self.store = store
 
     def get_member_data_page(self, page: int = 1, limit: int | None = None, role: str | None = None,
-                             since: str | None = None) -> TPage:  # fmt: skip
+                             since: str | None = None) -> TPage:
         members = [m for m in self.store.members if role is None or role in m.get("roles", [])]
         return _page(members, int(page), int(limit or len(members) or 1))
 
@@ -300,7 +300,7 @@ class LocalPlatform:
 
     def __init__(self, tool_jwk: dict[str, Any], *, client_id: str = "autograder-tool",
                  issuer: str = "https://platform.test", deployment_id: str = "deployment-1",
-                 max_lifetime: float = 120.0, port: int = 0):  # fmt: skip
+                 max_lifetime: float = 120.0, port: int = 0):
         self.client_id, self.issuer, self.deployment_id = client_id, issuer, deployment_id
         self.max_lifetime = max_lifetime
         self._server: _Server | None = None
@@ -316,7 +316,7 @@ class LocalPlatform:
             Registration().set_iss(issuer).set_client_id(client_id).set_deployment_id(deployment_id)
             .set_platform_private_key(private_pem).set_platform_public_key(public_pem)
             .set_tool_key_set({"keys": [tool_jwk]})
-        )  # fmt: skip
+        )
         self.conf = HarnessPlatformConf(registration=self.registration, token_url=self.token_url)
         self.store = Store(self.base_url)
         self.faults: list[Fault] = []
@@ -357,7 +357,7 @@ class LocalPlatform:
         self.port = server.server_address[1]
         self._server, self._down = server, False
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"lti-platform-{self.port}", daemon=True)  # fmt: skip
+                                        name=f"lti-platform-{self.port}", daemon=True)
         self._thread.start()
         self._timer = threading.Timer(self.max_lifetime, self.stop)
         self._timer.daemon = True
@@ -460,7 +460,7 @@ class LocalPlatform:
             "method": http.command, "form_data": {}, "get_data": _query(parts.query),
             "headers": {k: v for k, v in http.headers.items()}, "content_type": content_type,
             "path": path, "json": data,
-        })  # fmt: skip
+        })
         segments = path.strip("/").split("/")
         try:
             if segments[0] == "memberships" and len(segments) == 1:

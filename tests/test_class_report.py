@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, sandbox_works
 
-from autograder.class_report import render_html, summarize
-from autograder.course import load_graders
-from autograder.engine import grade_batch
-from autograder.results import CheckResult, SubmissionResult, TaskResult
+from autograder.batch import grade_batch
+from autograder.grading.course import load_graders
+from autograder.grading.options import GradeOptions
+from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
+from autograder.output.class_report import render_html, summarize
 
 EXAMPLES = ROOT / "examples" / "class"
 ARTIFACTS = ROOT / "test-artifacts"
@@ -24,7 +25,7 @@ def _result(student: str, passes: dict[str, bool], key: str = "tinynet.names") -
     tasks = []
     for task, ok in passes.items():
         check = CheckResult(f"{task}.a", task, "a", "A check", 5.0 if ok else 0.0, 5.0, True,
-                            "" if ok else "Observed: x", "" if ok else key)  # fmt: skip
+                            "" if ok else "Observed: x", "" if ok else key)
         tasks.append(TaskResult(task, 5.0, (check,)))
     return SubmissionResult(student, "nn_module", tuple(tasks))
 
@@ -56,7 +57,7 @@ def test_large_class_stays_readable(kit):
 @pytest.fixture(scope="module")
 def graded_sample(kit, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("graded")
-    grade_batch(kit, EXAMPLES, out, jobs=2, use_sandbox=sandbox_works(kit))
+    grade_batch(kit, EXAMPLES, out, jobs=2, options=GradeOptions(sandbox=sandbox_works(kit)))
     return out
 
 
@@ -90,11 +91,11 @@ def _chromium() -> str:
 def _render(page: Path, profile: Path, screenshot: Path) -> tuple[str, str]:
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0"]  # fmt: skip
+             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0"]
     dom = subprocess.run([_chromium(), *flags, "--dump-dom", page.as_uri()], capture_output=True,
-                         text=True, timeout=120)  # fmt: skip
+                         text=True, timeout=120)
     subprocess.run([_chromium(), *flags, f"--screenshot={screenshot}", "--window-size=1200,1800",
-                    page.as_uri()], capture_output=True, timeout=120)  # fmt: skip
+                    page.as_uri()], capture_output=True, timeout=120)
     return dom.stdout, dom.stderr
 
 
@@ -102,7 +103,7 @@ def test_pages_render_in_chromium(graded_sample, tmp_path):
     ARTIFACTS.mkdir(exist_ok=True)
     rows = list(csv.DictReader((graded_sample / "grades.csv").open(encoding="utf-8")))
     for page, shot in [(graded_sample / "report.html", "report.png"),
-                       (graded_sample / "rahim" / "feedback.html", "feedback-rahim.png")]:  # fmt: skip
+                       (graded_sample / "rahim" / "feedback.html", "feedback-rahim.png")]:
         dom, log = _render(page, tmp_path / shot, ARTIFACTS / shot)
         assert "</html>" in dom, log[-2000:]
         assert "Uncaught" not in log and "ERROR:CONSOLE" not in log

@@ -39,7 +39,7 @@ def test_unknown_assignment_is_one_clear_line(tmp_path):
     result = CliRunner().invoke(
         main, ["grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--assignment", "nope",
                "--kit", str(ROOT)],
-    )  # fmt: skip
+    )
     assert result.exit_code == 2
     assert "unknown assignment 'nope'" in result.output
 

@@ -3,14 +3,14 @@
 import numpy as np
 import pytest
 
-from autograder import codec
+from autograder.sandbox import codec
 
 
 def test_round_trip_plain_values_and_arrays():
     value = {
         "i": 3, "f": 0.5, "s": "নমস্কার", "b": True, "n": None, "l": [1, [2, 3]],
         "a": np.arange(6, dtype=np.float64).reshape(2, 3), "nan": float("nan"),
-    }  # fmt: skip
+    }
     back = codec.decode(codec.encode(value))
     assert back["s"] == "নমস্কার" and back["l"] == [1, [2, 3]] and back["n"] is None
     assert back["a"].dtype == np.float64 and back["a"].shape == (2, 3)

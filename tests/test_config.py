@@ -16,7 +16,7 @@ def test_bundled_config_matches_spec_points():
     assert points == {
         "tinynet": 15, "delivery": 20, "counting": 15, "containers": 10,
         "checkpoint": 15, "dropout": 15, "numpy_forward": 10,
-    }  # fmt: skip
+    }
     assert kit.assignment().max_score == 100
 
 

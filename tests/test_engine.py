@@ -14,17 +14,19 @@ from pathlib import Path
 import pytest
 from conftest import SOLUTIONS, STUBS, sandbox_works
 
+from autograder.batch import grade_batch
 from autograder.config import Kit
-from autograder.engine import Grader, grade_batch
 from autograder.errors import WorkerProtocolError
-from autograder.gradebook import Gradebook
+from autograder.grading.grader import Grader
+from autograder.grading.options import GradeOptions
+from autograder.output.gradebook import Gradebook
 
 TOP_KEYS = {
     "score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
     "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard",
-}  # fmt: skip
+}
 TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output",
-             "output_format", "tags", "visibility", "extra_data"}  # fmt: skip
+             "output_format", "tags", "visibility", "extra_data"}
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
 
 
@@ -66,7 +68,7 @@ HOSTILE_TASKS = {
 def test_a_hostile_task_costs_only_that_task(fast_kit, reference_copy):
     for name, source in HOSTILE_TASKS.items():
         (reference_copy / name).write_text(source)
-    with Grader(fast_kit, "nn_module", sandbox=sandbox_works(fast_kit)) as grader:
+    with Grader(fast_kit, "nn_module", GradeOptions(sandbox=sandbox_works(fast_kit))) as grader:
         result = grader.grade(reference_copy, student="mallory")
         for task in result.tasks:
             if f"{task.task}.py" in HOSTILE_TASKS:
@@ -101,7 +103,7 @@ def test_batch_outputs_regrade_and_resume(kit, tmp_path):
     klass = _small_class(tmp_path)
     out = tmp_path / "out"
     use_sandbox = sandbox_works(kit)
-    first = grade_batch(kit, klass, out, jobs=2, use_sandbox=use_sandbox)
+    first = grade_batch(kit, klass, out, jobs=2, options=GradeOptions(sandbox=use_sandbox))
     assert first.graded == 4
     grades = (out / "grades.csv").read_text().splitlines()
     assert grades[0].startswith("student,tinynet,delivery,")
@@ -120,14 +122,14 @@ def test_batch_outputs_regrade_and_resume(kit, tmp_path):
     assert sum(t["max_score"] for t in dan["tests"]) == 100
 
     before = {p.parent.name: _stable(p) for p in out.glob("*/results.json")}
-    again = grade_batch(kit, klass, out, jobs=1, use_sandbox=use_sandbox, regrade=True)
+    again = grade_batch(kit, klass, out, jobs=1, options=GradeOptions(sandbox=use_sandbox), regrade=True)
     assert again.graded == 4
     after = {p.parent.name: _stable(p) for p in out.glob("*/results.json")}
     assert after == before
 
     (klass / "eve").mkdir()
     shutil.copy(SOLUTIONS / "counting.py", klass / "eve" / "counting.py")
-    resumed = grade_batch(kit, klass, out, jobs=1, use_sandbox=use_sandbox)
+    resumed = grade_batch(kit, klass, out, jobs=1, options=GradeOptions(sandbox=use_sandbox))
     assert (resumed.graded, resumed.skipped) == (1, 4)
     book = Gradebook(out / "gradebook.sqlite")
     try:
@@ -155,7 +157,8 @@ def test_a_grading_process_killed_by_the_system_stops_the_batch_cleanly(kit, tmp
 
     started = time.monotonic()
     with pytest.raises(WorkerProtocolError, match="run the same command again"):
-        grade_batch(kit, klass, out, jobs=2, use_sandbox=use_sandbox, on_result=kill_one_grading_process)
+        grade_batch(kit, klass, out, jobs=2, options=GradeOptions(sandbox=use_sandbox),
+                    on_result=kill_one_grading_process)
     assert killed and time.monotonic() - started < 120
     book = Gradebook(out / "gradebook.sqlite")
     try:
@@ -163,6 +166,6 @@ def test_a_grading_process_killed_by_the_system_stops_the_batch_cleanly(kit, tmp
     finally:
         book.close()
     assert graded  # the result that arrived before the kill was kept
-    resumed = grade_batch(kit, klass, out, jobs=2, use_sandbox=use_sandbox)
+    resumed = grade_batch(kit, klass, out, jobs=2, options=GradeOptions(sandbox=use_sandbox))
     assert resumed.skipped == len(graded) and resumed.graded == 7 - len(graded)
     assert not [p for p in multiprocessing.active_children() if p.pid in killed]

@@ -9,6 +9,7 @@ The tests use a small variant space (three options per knob) and grade without a
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -25,16 +26,21 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT, SOLUTIONS
 
-from autograder import exam as exams
-from autograder import reports
-from autograder.build import build_assignment, has_markers, solution_lines
-from autograder.class_report import render_html, summarize
+from autograder.authoring.build import build_assignment, has_markers, solution_lines
+from autograder.batch import grade_batch
 from autograder.cli import main
 from autograder.config import Kit, load_kit, parse_kit
-from autograder.course import load_graders
-from autograder.engine import Grader, grade_batch
 from autograder.errors import ConfigError
-from autograder.results import SubmissionResult
+from autograder.exam import timing
+from autograder.exam import variants as exams
+from autograder.exam.bundles import build_bundles, bundle_files, read_roster
+from autograder.exam.plan import ExamPlan, plan_for
+from autograder.grading.course import load_graders
+from autograder.grading.grader import Grader
+from autograder.grading.options import GradeOptions
+from autograder.grading.results import SubmissionResult
+from autograder.output import reports
+from autograder.output.class_report import render_html, summarize
 
 EXAM = "nn_module_exam"
 SECRET = b"test-exam-secret-0123456789abcdef"
@@ -52,7 +58,7 @@ SMALL_SPACE: dict[str, list[Any]] = {
 TASK_FILES = [
     "tinynet.py", "delivery.py", "counting.py", "containers.py", "checkpoint.py", "dropout.py",
     "numpy_forward.py",
-]  # fmt: skip
+]
 STUDENTS = ["ada", "bob", "carol", "dan", "eve", "farid", "gita", "hasan", "ira", "jamal", "karim", "lina"]
 
 
@@ -60,7 +66,7 @@ def exam_kit(**exam: Any) -> Kit:
     """The bundled kit, with the exam's table replaced by a small test exam (overrides in `exam`)."""
     data = tomllib.loads((ROOT / "grading.toml").read_text(encoding="utf-8"))
     table = {"check": "public", "start": START, "deadline": DEADLINE, "cutoff": CUTOFF, "late_penalty": 10,
-             "late_period": "hour", "variants": SMALL_SPACE}  # fmt: skip
+             "late_period": "hour", "variants": SMALL_SPACE}
     table.update(exam)
     data["assignments"][EXAM]["exam"] = {k: v for k, v in table.items() if v is not None}
     return parse_kit(ROOT, data)
@@ -71,19 +77,49 @@ def ekit() -> Kit:
     return exam_kit()
 
 
+BARE = GradeOptions(sandbox=False)
+
+
+class ExamGrader:
+    """A Grader with the exam's plan, and the plan's view of variants, as these tests use them."""
+
+    def __init__(self, kit: Kit, secret: bytes | None = SECRET):
+        plan = plan_for(kit, EXAM, secret)
+        assert isinstance(plan, ExamPlan)
+        self.plan = plan
+        self.grader = Grader(kit, EXAM, BARE, plan=plan)
+        self.graders = self.grader.graders
+        self.space = plan.space
+
+    def graders_for(self, variant: exams.Variant) -> Any:
+        return self.plan.graders_for(self.grader, variant)
+
+    def grade(self, path: Path, student: str | None = None,
+              variant: exams.Variant | None = None) -> SubmissionResult:
+        """Against `variant` when given, else the one the student's id derives."""
+        plan = dataclasses.replace(self.plan, fixed=variant) if variant is not None else None
+        return self.grader.grade(path, student, plan)
+
+    def close(self) -> None:
+        self.grader.close()
+
+
 @pytest.fixture(scope="module")
-def egrader(ekit: Kit) -> Iterator[Grader]:
+def egrader(ekit: Kit) -> Iterator[ExamGrader]:
     """One warm exam grader for the module (bare worker: only the kit's own references run)."""
-    with Grader(ekit, EXAM, sandbox=False, secret=SECRET) as g:
-        yield g
+    grader = ExamGrader(ekit)
+    try:
+        yield grader
+    finally:
+        grader.close()
 
 
-def diagonal(grader: Grader, i: int) -> exams.Variant:
+def diagonal(grader: ExamGrader, i: int) -> exams.Variant:
     """Variant i: option i of every knob (three of them cover every option of the small space)."""
     return grader.space.variant([i % len(options) for _, options in grader.space.knobs])
 
 
-def write_reference(grader: Grader, variant: exams.Variant, folder: Path) -> Path:
+def write_reference(grader: ExamGrader | _Rewriter, variant: exams.Variant, folder: Path) -> Path:
     """The reference solutions as `variant` has them, as a student's submission folder."""
     params = grader.graders_for(variant).params
     rewrite = grader.graders.module("reference_variants").variant_source
@@ -112,7 +148,7 @@ def test_variants_are_stable_for_an_id_and_differ_across_students(ekit):
     codes = {space.derive(SECRET, f"student{n:03d}").code for n in range(60)}
     assert len(codes) >= 45  # 60 students, 243 variants: almost all different
     seen = {knob: {space.derive(SECRET, f"s{n}").indices[k] for n in range(200)}
-            for k, knob in enumerate(SMALL_SPACE)}  # fmt: skip
+            for k, knob in enumerate(SMALL_SPACE)}
     assert all(indices == {0, 1, 2} for indices in seen.values())  # every option is drawn
     # The secret and the assignment both matter: without the secret nobody can tell a variant.
     other_secret = [space.derive(SECRET + b"!", f"student{n:03d}").code for n in range(20)]
@@ -167,12 +203,12 @@ def test_exam_grading_refuses_without_a_secret(ekit, monkeypatch, tmp_path):
     monkeypatch.delenv(exams.SECRET_ENV, raising=False)
     monkeypatch.delenv(exams.SECRET_FILE_ENV, raising=False)
     with pytest.raises(exams.ExamError, match="AUTOGRADER_EXAM_SECRET"):
-        Grader(ekit, EXAM, sandbox=False)
+        ExamGrader(ekit, secret=None)
     with pytest.raises(exams.ExamError, match="AUTOGRADER_EXAM_SECRET"):
-        grade_batch(ekit, tmp_path, tmp_path / "out", assignment=EXAM, use_sandbox=False)
+        grade_batch(ekit, tmp_path, tmp_path / "out", assignment=EXAM, options=BARE)
     assert not (tmp_path / "out").exists()  # refused before anything was written
     result = CliRunner().invoke(main, ["exam", "build", "--roster", str(_roster(tmp_path, ["ada"])),
-                                       "--out", str(tmp_path / "b"), "--kit", str(ROOT)])  # fmt: skip
+                                       "--out", str(tmp_path / "b"), "--kit", str(ROOT)])
     assert result.exit_code == 2 and "AUTOGRADER_EXAM_SECRET" in result.output
     # a short secret, and a secret file inside the kit, are refused; one outside works
     monkeypatch.setenv(exams.SECRET_ENV, "short")
@@ -185,7 +221,7 @@ def test_exam_grading_refuses_without_a_secret(ekit, monkeypatch, tmp_path):
     monkeypatch.setenv(exams.SECRET_FILE_ENV, str(tmp_path / "secret"))
     assert exams.load_secret(kit_root=ROOT) == SECRET
     # a self-check never needs the secret
-    Grader(ekit, EXAM, sandbox=False, public_only=True).close()
+    Grader(ekit, EXAM, GradeOptions(sandbox=False, public_only=True)).close()
 
 
 @pytest.mark.parametrize(
@@ -202,7 +238,7 @@ def test_exam_grading_refuses_without_a_secret(ekit, monkeypatch, tmp_path):
         ({"variants": {"tinynet_hidden": []}}, "exam.variants.tinynet_hidden must be a non-empty list"),
         ({"colour": "red"}, "exam.colour"),
     ],
-)  # fmt: skip
+)
 def test_exam_config_errors_name_the_key(exam, words):
     with pytest.raises(ConfigError) as info:
         exam_kit(**exam)
@@ -219,7 +255,7 @@ def test_exam_config_errors_name_the_key(exam, words):
 )
 def test_unknown_or_bad_options_are_refused_before_grading(variants, words):
     with pytest.raises(ConfigError) as info:
-        Grader(exam_kit(variants=variants), EXAM, sandbox=False, secret=SECRET)
+        ExamGrader(exam_kit(variants=variants)).close()
     assert words in str(info.value)
 
 
@@ -251,7 +287,7 @@ def test_every_variant_reference_scores_100_and_its_stubs_0(egrader, ekit, tmp_p
     assert result.exam["variant"] == variant.code and result.exam["choices"] == variant.choices
     assert result.exam["swapped"] == []
 
-    files = exams.bundle_files(ekit, ekit.assignment(EXAM), f"stub{i}", variant, egrader.graders)
+    files = bundle_files(ekit, ekit.assignment(EXAM), f"stub{i}", variant, egrader.graders)
     stubs = egrader.grade(write_files(files, tmp_path / "stubs"), student=f"stub{i}", variant=variant)
     assert stubs.score == 0
     for task in stubs.tasks:
@@ -270,7 +306,7 @@ def test_a_student_is_graded_against_the_variant_of_their_id(egrader, tmp_path):
     result = egrader.grade(write_reference(egrader, variant, tmp_path / "ada"))
     assert result.student == "ada" and result.exam["variant"] == variant.code
     assert result.score == 100, [(c.check_id, c.feedback) for t in result.tasks for c in t.checks
-                                 if not c.passed]  # fmt: skip
+                                 if not c.passed]
 
 
 def _swap_pair(space: exams.VariantSpace) -> tuple[str, str]:
@@ -330,7 +366,7 @@ def test_a_swapped_variant_loses_its_points_and_is_flagged(egrader, ekit, tmp_pa
 )
 def test_late_policy_at_the_boundaries(ekit, delay, status, percent):
     exam = ekit.assignment(EXAM).exam
-    late = exams.lateness(exam, DEADLINE + delay)
+    late = timing.lateness(exam, DEADLINE + delay)
     assert (late.status, late.percent) == (status, percent)
     penalty = late.penalty(80.0, 100.0, exam.late_penalty_of)
     assert penalty == (80.0 if status == "past_cutoff" else 80.0 * percent / 100)
@@ -339,14 +375,14 @@ def test_late_policy_at_the_boundaries(ekit, delay, status, percent):
 def test_late_policy_variants():
     kit = exam_kit(late_penalty_of="max", late_penalty=25, late_period="day", cutoff=None)
     by_max = kit.assignment(EXAM).exam
-    late = exams.lateness(by_max, DEADLINE + timedelta(days=1, seconds=1))
+    late = timing.lateness(by_max, DEADLINE + timedelta(days=1, seconds=1))
     assert (late.status, late.periods, late.percent) == ("late", 2, 50)
     assert late.penalty(30.0, 100.0, "max") == 30.0  # 50 of the maximum, never below zero
-    assert exams.lateness(by_max, DEADLINE + timedelta(days=30)).percent == 100  # no cutoff: capped
-    assert exams.lateness(by_max, None).status == "unknown"
-    assert exams.lateness(by_max, START - timedelta(minutes=1)).status == "before_start"
+    assert timing.lateness(by_max, DEADLINE + timedelta(days=30)).percent == 100  # no cutoff: capped
+    assert timing.lateness(by_max, None).status == "unknown"
+    assert timing.lateness(by_max, START - timedelta(minutes=1)).status == "before_start"
     strict = exam_kit(late_penalty=0, cutoff=None).assignment(EXAM).exam
-    assert exams.lateness(strict, DEADLINE + timedelta(seconds=1)).status == "past_cutoff"
+    assert timing.lateness(strict, DEADLINE + timedelta(seconds=1)).status == "past_cutoff"
 
 
 def test_submission_times_come_from_platform_metadata_never_mtimes(ekit, tmp_path):
@@ -355,32 +391,32 @@ def test_submission_times_come_from_platform_metadata_never_mtimes(ekit, tmp_pat
     nb.mkdir(parents=True)
     (nb / "tinynet.py").write_text("x = 1\n")
     (nb / "timestamp.txt").write_text("2025-06-14 07:00:01.000000 UTC\n")  # nbgrader's format
-    assert exams.submission_time(tmp_path / "nb", "nb", tz) == exams.SubmittedAt(
+    assert timing.submission_time(tmp_path / "nb", "nb", tz) == timing.SubmittedAt(
         DEADLINE + timedelta(seconds=1), "timestamp.txt"
     )
     gs = tmp_path / "gs"
     gs.mkdir()
     (gs / "submission_metadata.json").write_text(json.dumps({"created_at": "2025-06-14T12:59:59.5+06:00"}))
-    assert exams.submission_time(gs, "gs", tz).moment == DEADLINE - timedelta(seconds=0.5)
+    assert timing.submission_time(gs, "gs", tz).moment == DEADLINE - timedelta(seconds=0.5)
     with zipfile.ZipFile(tmp_path / "zipped.zip", "w") as archive:
         archive.writestr("zipped/tinynet.py", "x = 1\n")
         archive.writestr("zipped/timestamp.txt", "2025-06-14 13:30:00")  # no zone: the exam's
-    zipped = exams.submission_time(tmp_path / "zipped.zip", "zipped", tz)
-    assert zipped == exams.SubmittedAt(DEADLINE + timedelta(minutes=30), "timestamp.txt")
+    zipped = timing.submission_time(tmp_path / "zipped.zip", "zipped", tz)
+    assert zipped == timing.SubmittedAt(DEADLINE + timedelta(minutes=30), "timestamp.txt")
     # The instructor's times list wins; a folder with only files (and their mtimes) has no time.
     listed = _write(tmp_path / "times.csv", "student,submitted\nNB,2025-06-14T13:00:00+06:00\n")
-    times = exams.read_times(listed, tz)
-    listed_first = exams.submission_time(tmp_path / "nb", "nb", tz, times)
-    assert listed_first == exams.SubmittedAt(DEADLINE, "times list")
+    times = timing.read_times(listed, tz)
+    listed_first = timing.submission_time(tmp_path / "nb", "nb", tz, times)
+    assert listed_first == timing.SubmittedAt(DEADLINE, "times list")
     bare = tmp_path / "bare"
     bare.mkdir()
     (bare / "tinynet.py").write_text("x = 1\n")
-    when = exams.submission_time(bare, "bare", tz)
+    when = timing.submission_time(bare, "bare", tz)
     assert when.moment is None and "timestamp.txt" in when.problem
     (nb / "timestamp.txt").write_text("yesterday-ish\n")
-    assert "not readable" in exams.submission_time(tmp_path / "nb", "nb", tz).problem
+    assert "not readable" in timing.submission_time(tmp_path / "nb", "nb", tz).problem
     with pytest.raises(exams.ExamError, match="times.csv:2"):
-        exams.read_times(_write(tmp_path / "times.csv", "student,time\nada,soon\n"), tz)
+        timing.read_times(_write(tmp_path / "times.csv", "student,time\nada,soon\n"), tz)
 
 
 def _write(path: Path, text: str) -> Path:
@@ -402,9 +438,10 @@ def test_penalties_show_in_results_feedback_and_grades(ekit, tmp_path):
     (klass / "ontime" / "timestamp.txt").write_text("2025-06-14 07:00:00.000000 UTC\n")
     metadata = {"created_at": "2025-06-14T13:00:01+06:00", "users": [{"name": "Late"}]}
     (klass / "late" / "submission_metadata.json").write_text(json.dumps(metadata))
-    times = exams.read_times(_write(tmp_path / "times.csv", "cutoff,2025-06-14T15:00:01+06:00\n"), DHAKA)
+    times = timing.read_times(_write(tmp_path / "times.csv", "cutoff,2025-06-14T15:00:01+06:00\n"), DHAKA)
     out = tmp_path / "out"
-    grade_batch(ekit, klass, out, assignment=EXAM, jobs=1, use_sandbox=False, secret=SECRET, times=times)
+    grade_batch(ekit, klass, out, assignment=EXAM, jobs=1, options=BARE, secret=SECRET,
+                times=times)
 
     results = {p.parent.name: json.loads(p.read_text()) for p in out.glob("*/results.json")}
     scores = {s: r["score"] for s, r in results.items()}
@@ -447,7 +484,7 @@ class _Rewriter:
 def test_bundles_hold_each_students_numbers_and_no_hidden_check_or_solution(ekit, tmp_path):
     roster = _roster(tmp_path, ["ada", "bob", "carol"])
     out = tmp_path / "bundles"
-    bundles = exams.build_bundles(ekit, ekit.assignment(EXAM), exams.read_roster(roster), out, SECRET)
+    bundles = build_bundles(ekit, ekit.assignment(EXAM), read_roster(roster), out, SECRET)
     assert [b.student for b in bundles] == ["ada", "bob", "carol"]
     manifest = list(csv.DictReader((out / "manifest.csv").open()))
     assert [(m["student"], m["variant"]) for m in manifest] == [(b.student, b.variant.code) for b in bundles]
@@ -456,13 +493,13 @@ def test_bundles_hold_each_students_numbers_and_no_hidden_check_or_solution(ekit
     hidden_checks = {name for text in hidden for name in re.findall(r"def (test_\w+)", text)}
     for bundle in bundles:
         files = {p.relative_to(bundle.folder).as_posix(): p.read_bytes()
-                 for p in bundle.folder.rglob("*") if p.is_file()}  # fmt: skip
+                 for p in bundle.folder.rglob("*") if p.is_file()}
         with zipfile.ZipFile(bundle.zip) as archive:
             zipped = {n.split("/", 1)[1]: archive.read(n) for n in archive.namelist()}
         assert zipped == files
         params = rewriter.graders_for(bundle.variant).params
         references = {name: rewriter.graders.module("reference_variants").variant_source(
-            name, (SOLUTIONS / name).read_text(), params) for name in TASK_FILES}  # fmt: skip
+            name, (SOLUTIONS / name).read_text(), params) for name in TASK_FILES}
         secret_lines = set().union(*(solution_lines(text, name) for name, text in references.items()))
         for rel, data in files.items():
             text = data.decode("utf-8")
@@ -482,7 +519,7 @@ def test_bundles_hold_each_students_numbers_and_no_hidden_check_or_solution(ekit
         assert 'raise NotImplementedError("delivery: write DeliveryMLP.__init__")' in delivery
         heads = bundle.variant.choices["twohead_heads"]
         assert all(f'"{name}": nn.Linear(16, {width})' in files["containers.py"].decode()
-                   for name, width in heads.items())  # fmt: skip
+                   for name, width in heads.items())
         readme = files["README.md"].decode()
         assert f"## Your exam: `{bundle.student}`" in readme and bundle.variant.code in readme
         assert f"{params.delivery.n_params} parameters" in readme
@@ -494,8 +531,8 @@ def test_bundles_hold_each_students_numbers_and_no_hidden_check_or_solution(ekit
 
 def test_self_check_in_a_bundle_uses_the_students_numbers(ekit, tmp_path):
     roster = _roster(tmp_path, STUDENTS)
-    bundles = exams.build_bundles(ekit, ekit.assignment(EXAM), exams.read_roster(roster), tmp_path / "b",
-                                  SECRET)  # fmt: skip
+    bundles = build_bundles(ekit, ekit.assignment(EXAM), read_roster(roster), tmp_path / "b",
+                                  SECRET)
     lesson = [b for b in bundles if b.variant.choices["delivery_hidden"] != [16, 8]][0]
     folder = lesson.folder
     shutil.copy(SOLUTIONS / "delivery.py", folder / "delivery.py")  # the lesson's numbers, not theirs
@@ -507,8 +544,8 @@ def test_self_check_in_a_bundle_uses_the_students_numbers(ekit, tmp_path):
     assert "public checks:" in result.output
 
     closed = exam_kit(check="none")
-    roster = exams.read_roster(_roster(tmp_path, ["ada"]))
-    quiet = exams.build_bundles(closed, closed.assignment(EXAM), roster, tmp_path / "closed", SECRET)[0]
+    roster = read_roster(_roster(tmp_path, ["ada"]))
+    quiet = build_bundles(closed, closed.assignment(EXAM), roster, tmp_path / "closed", SECRET)[0]
     assert not (quiet.folder / "checks").exists()
     assert "Self-checks are turned off during this exam" in (quiet.folder / "README.md").read_text()
     result = CliRunner().invoke(main, ["check", str(quiet.folder)])
@@ -530,7 +567,7 @@ def test_exam_cli_build_and_variant(tmp_path, monkeypatch):
     assert shown.exit_code == 0 and space.derive(SECRET, "ada").code in shown.output
     bad = _write(tmp_path / "bad.csv", "name\nAda\n")
     result = CliRunner().invoke(main, ["exam", "build", "--roster", str(bad), "--out", str(tmp_path / "x"),
-                                       *options])  # fmt: skip
+                                       *options])
     assert result.exit_code == 2 and "id column" in result.output
 
 
@@ -538,7 +575,7 @@ def test_exam_cli_build_and_variant(tmp_path, monkeypatch):
 
 
 def _exam_result(student: str, code: str, choices: dict, raw: float, **exam: Any) -> SubmissionResult:
-    from autograder.results import CheckResult, TaskResult
+    from autograder.grading.results import CheckResult, TaskResult
 
     check = CheckResult("delivery.a", "delivery", "a", "A", raw, 100.0, True)
     info = {"variant": code, "choices": choices, "late": {"status": "on_time"}, "swapped": [], **exam}
@@ -561,11 +598,11 @@ def test_class_report_shows_results_per_variant(ekit):
 
 
 def test_results_round_trip_through_the_gradebook(tmp_path):
-    from autograder.gradebook import Gradebook
+    from autograder.output.gradebook import Gradebook
 
     result = _exam_result("ada", "v1", {"delivery_hidden": [24, 12]}, 80)
     late = SubmissionResult(result.student, result.assignment, result.tasks, ("late",), 0.0, "", 8.0,
-                            result.exam)  # fmt: skip
+                            result.exam)
     book = Gradebook(tmp_path / "g.sqlite")
     try:
         book.record(late)

@@ -16,9 +16,11 @@ from click.testing import CliRunner
 from conftest import make_result
 
 import autograder
-from autograder.cli_export import export
+from autograder.cli.export import export
 from autograder.config import Assignment, Kit
-from autograder.exports import (
+from autograder.grading.results import SubmissionResult
+from autograder.output.gradebook import Gradebook
+from autograder.platforms.exports import (
     ExportError,
     meta_path,
     read_canvas_roster,
@@ -27,8 +29,6 @@ from autograder.exports import (
     write_junit_all,
     write_moodle,
 )
-from autograder.gradebook import Gradebook
-from autograder.results import SubmissionResult
 
 DATA = Path(__file__).resolve().parent / "data"
 CANVAS_ROSTER = DATA / "canvas_roster.csv"
@@ -57,7 +57,7 @@ def results(assignment: Assignment) -> list[SubmissionResult]:
                 "dropout": 5,
                 "containers": 5,
             },
-        ),  # 57.5 # fmt: skip
+        ),  # 57.5
         make_result(assignment, "ghost", {"counting": 2.25}),  # on no roster
     ]
 
@@ -145,14 +145,14 @@ def test_canvas_rejects_a_non_canvas_roster_and_a_non_numeric_id(tmp_path, assig
 def test_canvas_reads_semicolon_rosters_and_skips_non_student_rows(tmp_path):
     roster = tmp_path / "semi.csv"
     roster.write_bytes(BOM + b"Student;ID;SIS Login ID;Section;HW (1)\n    Points Possible;;;;10,00\n"
-                             b"\"Doe; Jane\";4242;jdoe;S1;8,5\n")  # fmt: skip
+                             b"\"Doe; Jane\";4242;jdoe;S1;8,5\n")
     students = read_canvas_roster(roster, "sis_login_id")
     assert [(s.name, s.canvas_id, s.sis_login_id, s.sis_user_id) for s in students] == [
         ("Doe; Jane", "4242", "jdoe", "")
     ]
     assert [s.name for s in read_canvas_roster(CANVAS_ROSTER, "id")] == [
         "Doe, Jane", "রহমান, আয়েশা", "O'Neil, Séan", 'Smith, Bob "Bobby"', "Student, Test"
-    ]  # fmt: skip
+    ]
 
 
 def test_canvas_duplicate_roster_keys_are_an_error(tmp_path, assignment, results):
@@ -219,7 +219,7 @@ def test_moodle_without_roster_uses_student_ids_and_puts_feedback_in_the_same_fi
         "Building models with nn.Module (Feedback)",
     ]
     assert [r[:2] for r in rows[1:]] == [["ayesha", "100.00"], ["bsmith", "57.50"], ["ghost", "97.75"],
-                                         ["jdoe", "85.00"]]  # fmt: skip
+                                         ["jdoe", "85.00"]]
     feedback = dict((r[0], r[2]) for r in rows[1:])["jdoe"]
     assert feedback.startswith("Building models with nn.Module: 85/100.")
     assert "delivery 10/20" in feedback and "dropout 10/15" in feedback and "tinynet 15/15" in feedback
@@ -276,7 +276,7 @@ def test_moodle_two_students_on_one_identifier_is_an_error(tmp_path, assignment)
     roster.write_text("student,email\na,x@e.edu\nb,X@e.edu\n", encoding="utf-8")
     with pytest.raises(ExportError, match="same Moodle email"):
         write_moodle([make_result(assignment, "a"), make_result(assignment, "b")], assignment,
-                     tmp_path / "m.csv", "email", roster)  # fmt: skip
+                     tmp_path / "m.csv", "email", roster)
 
 
 # -- JUnit -------------------------------------------------------------------------------------
@@ -297,7 +297,7 @@ def test_junit_structure_counts_and_points(tmp_path, assignment):
     assert (props["score"], props["max_score"], props["total_score"]) == ("10", "20", "87.5")
     cases = delivery.findall("testcase")
     assert [(c.get("classname"), c.get("name")) for c in cases] == [
-        ("nn_module.delivery", "delivery works"), ("nn_module.delivery", "delivery edge cases")]  # fmt: skip
+        ("nn_module.delivery", "delivery works"), ("nn_module.delivery", "delivery edge cases")]
     assert cases[0].find("failure") is None
     failure = cases[1].find("failure")
     assert failure.get("message") == "expected 3, got 4" and failure.text == "expected 3, got 4"
@@ -338,7 +338,7 @@ def graded(tmp_path, assignment, results) -> Path:
 def test_cli_export_canvas_warns_on_stderr(tmp_path, graded):
     out = tmp_path / "canvas.csv"
     run = CliRunner().invoke(export, ["canvas", "--gradebook", str(graded), "--roster", str(CANVAS_ROSTER),
-                                      "--canvas-id", "12345", "--out", str(out)])  # fmt: skip
+                                      "--canvas-id", "12345", "--out", str(out)])
     assert run.exit_code == 0, run.output
     assert "wrote 3 student rows" in run.stdout
     assert "warning: 1 graded submission(s) match no roster student by SIS Login ID" in run.stderr
@@ -349,10 +349,10 @@ def test_cli_export_canvas_warns_on_stderr(tmp_path, graded):
 def test_cli_export_errors_are_one_line_and_exit_2(tmp_path, graded):
     run = CliRunner().invoke(export, ["canvas", "--gradebook", str(graded), "--roster", str(CANVAS_ROSTER),
                                       "--canvas-id", "1", "--match-by", "sis_user_id", "--out",
-                                      str(tmp_path / "c.csv"), "--assignment", "nope"])  # fmt: skip
+                                      str(tmp_path / "c.csv"), "--assignment", "nope"])
     assert run.exit_code == 2 and "unknown assignment 'nope'" in run.stderr
     run = CliRunner().invoke(export, ["moodle", "--gradebook", str(tmp_path / "missing"), "--out",
-                                      str(tmp_path / "m.csv")])  # fmt: skip
+                                      str(tmp_path / "m.csv")])
     assert run.exit_code == 2 and "no gradebook at" in run.stderr
     assert not (tmp_path / "missing").exists()
 

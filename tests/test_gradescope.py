@@ -17,15 +17,15 @@ import pytest
 from click.testing import CliRunner
 
 import autograder
-from autograder.cli_export import gradescope
+from autograder.cli.export import gradescope
 from autograder.errors import ConfigError
-from autograder.gradescope import build_gradescope_zip, run
+from autograder.platforms.gradescope import build_gradescope_zip, run
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions" / "nn_module"
 
 TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
-            "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}  # fmt: skip
+            "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
 
 
@@ -33,7 +33,7 @@ VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
 def zip_path(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("gs") / "autograder.zip"
     run = CliRunner().invoke(gradescope, ["build", "--out", str(out), "--kit", str(ROOT),
-                                          "--hidden-visibility", "after_due_date"])  # fmt: skip
+                                          "--hidden-visibility", "after_due_date"])
     assert run.exit_code == 0, run.output
     return out
 
@@ -69,7 +69,7 @@ def run_autograder(root: Path, env: dict[str, str] | None = None) -> dict:
         ["bash", str(root / "source" / "run_autograder")],
         env={**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable, **(env or {})},
         capture_output=True, text=True, timeout=600, cwd=root,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     results = root / "results" / "results.json"
     assert results.is_file(), done.stdout + done.stderr
@@ -97,7 +97,7 @@ def test_zip_layout(zip_path):
                      "autograder/__init__.py", "autograder/engine.py", "autograder/messages/en.toml",
                      "solutions/nn_module/tinynet.py", "solutions/nn_module/data.py",
                      "solutions/nn_module/graders/hidden/test_tinynet.py",
-                     "solutions/nn_module/graders/messages/en.toml"):  # fmt: skip
+                     "solutions/nn_module/graders/messages/en.toml"):
         assert required in names, required
     for name in names:
         assert not name.startswith(("tests/", ".venv/", "assignments/", "/")) and ".." not in name
@@ -135,7 +135,7 @@ def test_broken_submission_gets_a_valid_results_json_below_100(base, tmp_path, z
     """No sandbox (a bwrap that fails, as in Docker): the fallback grades, and keeps off the graders."""
     secret = base / "autograder" / "source" / "solutions" / "nn_module" / "graders" / "hidden" / "_ref.py"
     root = stand_in(base, zip_path, {"tinynet.py": f"print(open({str(secret)!r}).read())\n",
-                                         "delivery.py": "def broken(:\n"})  # fmt: skip
+                                         "delivery.py": "def broken(:\n"})
     fakebin = tmp_path / "bin"
     fakebin.mkdir()
     (fakebin / "bwrap").write_text(

@@ -39,13 +39,17 @@ from pathlib import Path
 
 import pytest
 
-from autograder import codec, reports, sandbox
+from autograder.batch import grade_batch
 from autograder.config import Kit, SandboxConfig, load_kit
-from autograder.engine import Grader, grade_batch
 from autograder.errors import SandboxUnavailable
-from autograder.results import SubmissionResult, result_to_dict
-from autograder.sandbox import Launch, check_available
-from autograder.workers import WorkerProcess
+from autograder.grading.grader import Grader
+from autograder.grading.options import GradeOptions
+from autograder.grading.results import SubmissionResult, result_to_dict
+from autograder.output import reports
+from autograder.sandbox import codec
+from autograder.sandbox import launch as sandbox
+from autograder.sandbox.client import WorkerProcess
+from autograder.sandbox.launch import Launch, check_available
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions" / "nn_module"
@@ -101,7 +105,7 @@ class World:
             "@PORT@": str(self.port), "@CANARY@": str(self.canary), "@SECRET_FILE@": str(self.secret_file),
             "@SECRET_TOKEN@": self.secret_token, "@FILE_TOKEN@": self.file_token, "@KIT@": str(self.kit_root),
             "@REAL_KIT@": str(ROOT), "@OTHER@": str(self.other), "@OUT@": str(self.out),
-        }.items():  # fmt: skip
+        }.items():
             source = source.replace(key, value)
         return source
 
@@ -109,7 +113,7 @@ class World:
         """Files the hostile code would have made on the host had it escaped."""
         names = ["pwned", "conftest-ran", "sitecustomize-ran", "usercustomize-ran", "init-ran",
                  "main-ran", "pth-ran", "fake-torch-ran", "fake-numpy-ran", "fake-random-ran",
-                 "results.json"]  # fmt: skip
+                 "results.json"]
         found = [Path("/tmp") / name for name in names if (Path("/tmp") / name).exists()]
         found += [p for p in ROOT.glob("pwned*")] + [p for p in self.kit_root.glob("pwned*")]
         for path in (ROOT / "grading.toml", ROOT / "autograder" / "__init__.py"):
@@ -158,7 +162,7 @@ def _worker_processes(base: int) -> list[dict[str, int | str]]:
         uid = int(fields["Uid"].split()[0])
         if base <= uid < base + 10:
             found.append({"pid": int(entry.name), "ppid": int(fields["PPid"]), "uid": uid,
-                          "name": fields["Name"].strip(), "state": fields["State"].strip()})  # fmt: skip
+                          "name": fields["Name"].strip(), "state": fields["State"].strip()})
     return found
 
 
@@ -201,7 +205,7 @@ def world(kit: Kit, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]
     fast = dataclasses.replace(
         loaded, sandbox=SandboxConfig(UID_BASE),
         assignments={"nn_module": dataclasses.replace(assignment, tasks=tasks)},
-    )  # fmt: skip
+    )
     canary = base / "canary"
     canary.mkdir()
     (canary / "canary.txt").write_text("the host's own file\n")
@@ -260,7 +264,7 @@ class Suite:
 def suite(world: World) -> Iterator[Suite]:
     clean = world.out.parent / "clean"
     shutil.copytree(SOLUTIONS, clean, ignore=shutil.ignore_patterns("graders", "__pycache__"))
-    grader = Grader(world.kit, "nn_module", sandbox=True, slot=0)
+    grader = Grader(world.kit, "nn_module", GradeOptions(sandbox=True), slot=0)
     try:
         grader.worker.ensure()
         baseline = grader.grade(clean, student="clean")
@@ -455,7 +459,7 @@ def test_memory_swarm_is_capped_as_a_whole(world: World, reference_copy: Path) -
     tasks = tuple(dataclasses.replace(t, time_limit=30.0, cpu_limit=30.0) for t in assignment.tasks)
     slow = dataclasses.replace(assignment, tasks=tasks)
     kit = dataclasses.replace(world.kit, assignments={"nn_module": slow})
-    with Grader(kit, "nn_module", sandbox=True, slot=1) as grader:
+    with Grader(kit, "nn_module", GradeOptions(sandbox=True), slot=1) as grader:
         grader.worker.ensure()
         if grader.worker.cgroup is None:
             pytest.skip("no writable memory cgroup on this machine: only per-process limits hold")
@@ -554,7 +558,7 @@ def test_stale_replies_are_skipped_and_text_is_cleaned() -> None:
     ids=["negative-shape", "shape-not-a-list", "no-such-blob", "index-not-int", "dtype-not-text",
          "shape-bigger-than-blob", "blob-cut-short", "negative-size", "sizes-not-a-list", "float-not-text",
          "deep", "very-deep"],
-)  # fmt: skip
+)
 def test_decode_refuses_malformed_replies(line: bytes) -> None:
     with pytest.raises(ValueError):
         codec.decode(line)
@@ -611,7 +615,7 @@ BAD_INPUTS = {
     "odd_file_names": (lambda d: [(d / n).write_bytes(b"x = 1\n") for n in ("caf\u00e9.py", "bad name.py")]
                        + [os.close(os.open(bytes(d) + b"/\xff\xfe.py", os.O_CREAT | os.O_WRONLY, 0o644))],
                        [], "was ignored"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
@@ -664,7 +668,7 @@ def _zip_cases(folder: Path) -> dict[str, tuple[Path, list[str], str]]:
         "not_a_zip": ((folder / "fake.zip", (folder / "fake.zip").write_bytes(b"PK\x03\x04 nope"))[0], every,
                       "not a readable zip"),
         "empty_zip": (_zip(folder / "empty.zip", {}), every, "no Python files"),
-    }  # fmt: skip
+    }
 
 
 def test_bad_zips_are_graded(suite: Suite, tmp_path: Path) -> None:
@@ -699,7 +703,7 @@ def test_batch_with_hostile_students_completes(suite: Suite, tmp_path: Path) -> 
     klass = tmp_path / "class"
     klass.mkdir()
     students = {"ada": None, "mallory": "fork_swarm", "trudy": "forged_results", "eve": "kill_parent",
-                "oscar": "memory_python", "walter": "read_secrets"}  # fmt: skip
+                "oscar": "memory_python", "walter": "read_secrets"}
     targets = {case.name: case for case in CASES}
     for student, attack in students.items():
         folder = klass / student
@@ -746,7 +750,7 @@ def test_killed_batch_resumes_without_grading_twice(world: World, tmp_path: Path
     (klass / "s4" / "counting.py").write_text("import time\ntime.sleep(60)\n")  # a slow one
     out = tmp_path / "out"
     command = [str(ROOT / ".venv" / "bin" / "autograder"), "grade", str(klass), "--out", str(out),
-               "--jobs", "1", "--quiet", "--kit", str(kit_root)]  # fmt: skip
+               "--jobs", "1", "--quiet", "--kit", str(kit_root)]
     book = out / "gradebook.sqlite"
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 180
@@ -812,7 +816,7 @@ def test_cli_refuses_to_grade_without_the_sandbox(tmp_path: Path, bwrap: str) ->
         [str(ROOT / ".venv" / "bin" / "autograder"), "grade", str(klass), "--out", str(tmp_path / "out"),
          "--kit", str(ROOT)],
         capture_output=True, text=True, timeout=120, env={**os.environ, "PATH": str(bin_dir)},
-    )  # fmt: skip
+    )
     assert done.returncode == 3, done.stderr
     message = " ".join(done.stderr.split())
     assert "bubblewrap" in message and "--no-sandbox" in message

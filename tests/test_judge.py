@@ -8,11 +8,14 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder import judge
 from autograder.checks import Check, fail, points
 from autograder.config import load_kit
-from autograder.course import load_graders
+from autograder.grading import judge
+from autograder.grading.course import load_graders
+from autograder.grading.hypothesis_setup import pin_seed, use_profile
 from tests.conftest import ROOT
+
+use_profile()  # the checks below are decorated and run under the kit's profile, as graders are
 
 
 class Recorder:
@@ -24,7 +27,7 @@ class Recorder:
 
 
 def _check(function: Any) -> Check:
-    judge.pin_seed(function)
+    pin_seed(function)
     return Check("demo", function.__name__, "demo check", 1.0, True, function)
 
 

@@ -20,10 +20,12 @@ from click.testing import CliRunner
 from conftest import make_result as make_assignment_result
 from lti_platform import LocalPlatform
 
-from autograder.cli_lti import lti, publish
+from autograder.cli.lti import lti, publish
 from autograder.config import Assignment, TaskConfig
-from autograder.gradebook import Gradebook
-from autograder.lti import (
+from autograder.grading.results import SubmissionResult
+from autograder.output.gradebook import Gradebook
+from autograder.output.reports import grades_rows
+from autograder.platforms.lti import (
     SCORE_MEDIA_TYPE,
     LtiError,
     PlatformConfig,
@@ -38,8 +40,6 @@ from autograder.lti import (
     roster_from_members,
     score_comment,
 )
-from autograder.reports import grades_rows
-from autograder.results import SubmissionResult
 
 DATA = Path(__file__).resolve().parent / "data" / "lti"
 ROSTER = DATA / "roster.csv"
@@ -54,7 +54,7 @@ ASSIGNMENT = Assignment(
     id="nn_module", title="nn.Module", root=Path("."), given=(),
     tasks=(TaskConfig("tensors", "tensors.py", 10), TaskConfig("autograd", "autograd.py", 10),
            TaskConfig("training", "training.py", 20)),
-)  # fmt: skip
+)
 
 
 def make_result(student: str, lost: dict[str, float] | None = None) -> SubmissionResult:
@@ -104,7 +104,7 @@ def write_platform(folder: Path, platform: LocalPlatform, key: Path, **values: A
         "issuer": platform.issuer, "client_id": CLIENT_ID, "deployment_id": platform.deployment_id,
         "token_url": platform.token_url, "key_id": KEY_ID, "private_key": str(key),
         "assignment": ASSIGNMENT.id,
-    }  # fmt: skip
+    }
     if "lineitems_url" not in values and "lineitem" not in values:
         data["lineitem"] = platform.add_lineitem("nn.Module", ASSIGNMENT.max_score)
     data.update(values)
@@ -349,7 +349,7 @@ def test_rerun_after_failure_mid_run_sends_exactly_the_missing(tmp_path, out, pl
 
 def test_pending_rows_from_an_interrupted_run_are_sent(tmp_path, out, platform, tool_key, monkeypatch):
     config = config_for(tmp_path, platform, tool_key[0])
-    from autograder import lti as lti_module
+    from autograder.platforms import lti as lti_module
 
     def crash(self: Any, lineitem: str, score: Any) -> Any:
         raise KeyboardInterrupt  # the process dies after queueing, before anything is sent
@@ -435,7 +435,7 @@ def test_roster_from_nrps(tmp_path, out, platform, tool_key, field):
             value = f"{student.upper()}@example.edu" if field == "email" else student
             platform.add_member(user_id, **{field: value, "name": student})
     platform.add_member("teacher-1", roles=["http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"],
-                        **{field: "teacher"})  # fmt: skip
+                        **{field: "teacher"})
     config = config_for(tmp_path, platform, tool_key[0], nrps_url=platform.nrps_url, nrps_match=field)
     if field == "email":  # the kit's student ids are emails here
         book = Gradebook(out / "gradebook.sqlite")
@@ -457,7 +457,7 @@ BASE = {
     "issuer": "https://lms.example.edu", "client_id": "42", "deployment_id": "1", "key_id": "k",
     "token_url": "https://lms.example.edu/token", "private_key": "tool.pem",
     "lineitem": "https://lms.example.edu/lineitems/1",
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize(
@@ -488,7 +488,7 @@ def test_platform_toml_example_and_paths(tmp_path):
         "https://purl.imsglobal.org/spec/lti-ags/scope/score",
     )
     data = {**BASE, "token_url": "http://127.0.0.1:9/token", "nrps_url": "https://x.edu/n",
-            "lineitems_url": "https://x.edu/l", "tag": "t"}  # fmt: skip
+            "lineitems_url": "https://x.edu/l", "tag": "t"}
     del data["lineitem"]
     local = parse_platform(data, tmp_path / "p.toml")
     assert local.private_key == tmp_path / "tool.pem" and len(local.scopes) == 3

@@ -22,11 +22,13 @@ from typing import Any
 
 import pytest
 
-from autograder import judge, reports
 from autograder.config import Kit
-from autograder.course import Graders, _flatten, load_graders
-from autograder.engine import Grader
-from autograder.submission import collect
+from autograder.grading import judge
+from autograder.grading.course import Graders, _flatten, load_graders
+from autograder.grading.grader import Grader
+from autograder.grading.options import GradeOptions
+from autograder.output import reports
+from autograder.submissions.collect import collect
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "autograder" / "messages"
@@ -171,7 +173,7 @@ def test_technical_terms_examples():
         "scale by 1/(1-p) to get (N,) or (out, in); the model's ValueError, e.g. ReLU (ints)."
     )
     assert {"backward()", ".grad", "zero_grad()", "`h *= ...`", "nn.ModuleList", "nn.Linear", "1/(1-p)",
-            "(N,)", "ValueError", "ReLU"} <= terms  # fmt: skip
+            "(N,)", "ValueError", "ReLU"} <= terms
     assert not terms & {"e.g", "(ints)", "model's", "(out", "in)"}
 
 
@@ -247,7 +249,7 @@ def no_zero_grad(tmp_path_factory) -> Path:
 
 
 def grade(kit: Kit, folder: Path, lang: str) -> tuple[Any, Graders]:
-    with Grader(kit, "nn_module", sandbox=False, lang=lang) as grader:
+    with Grader(kit, "nn_module", GradeOptions(sandbox=False, lang=lang)) as grader:
         return grader.grade(folder, student="s-zero-grad"), grader.graders
 
 
@@ -297,7 +299,7 @@ WRONG = tomllib.loads(MISCONCEPTIONS.read_text(encoding="utf-8")).get("wrong", [
 
 @pytest.fixture(scope="module")
 def bangla_grader(kit: Kit):
-    with Grader(kit, "nn_module", sandbox=False, lang="bn") as grader:
+    with Grader(kit, "nn_module", GradeOptions(sandbox=False, lang="bn")) as grader:
         yield grader
 
 

@@ -15,8 +15,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT, SOLUTIONS
 
-from autograder.build import find_regions
-from autograder.notebook import (
+from autograder.authoring.build import find_regions
+from autograder.submissions.collect import MAX_FILE_BYTES, MAX_TOTAL_BYTES
+from autograder.submissions.notebook import (
     SKIPPED,
     build_source_notebook,
     collect_notebook,
@@ -26,7 +27,6 @@ from autograder.notebook import (
     required_names,
     write_files,
 )
-from autograder.submission import MAX_FILE_BYTES, MAX_TOTAL_BYTES
 
 DATA = Path(__file__).parent / "data" / "notebooks"
 VENV_BIN = Path(sys.executable).parent
@@ -59,7 +59,7 @@ def test_source_notebook_is_valid_nbformat_v4_with_schema_3_metadata(source_nb, 
     assert [_nbg(c)["grade_id"] for c in graded] == [f"test_{t.id}" for t in assignment.tasks]
     for cell, task in zip(solutions, assignment.tasks, strict=True):
         assert _nbg(cell) == {"grade": False, "grade_id": task.id, "locked": False, "schema_version": 3,
-                              "solution": True, "task": False}  # fmt: skip
+                              "solution": True, "task": False}
         reference = (SOLUTIONS / task.file).read_text(encoding="utf-8")
         assert cell.source == reference.rstrip("\n")
         assert "### BEGIN SOLUTION" in cell.source and "### END SOLUTION" in cell.source
@@ -161,7 +161,7 @@ def test_real_nbgrader_generate_autograde_and_export(tmp_path, source_nb, kit):
     env = _nbgrader_env(tmp_path)
     python = str(VENV_BIN / "python")
     _run([python, "-m", "ipykernel", "install", "--prefix", str(tmp_path / "kernel"), "--name", "python3"],
-         course, env)  # fmt: skip
+         course, env)
     nbgrader = [str(VENV_BIN / "nbgrader")]
     _run([*nbgrader, "generate_assignment", "nn_module", "--force"], course, env)
 
@@ -177,7 +177,7 @@ def test_real_nbgrader_generate_autograde_and_export(tmp_path, source_nb, kit):
     assert [(_nbg(c)["grade_id"], _nbg(c)["points"]) for c in tests] == [
         ("test_tinynet", 15), ("test_delivery", 20), ("test_counting", 15), ("test_containers", 10),
         ("test_checkpoint", 15), ("test_dropout", 15), ("test_numpy_forward", 10),
-    ]  # fmt: skip
+    ]
     assert all(_nbg(c)["locked"] and c.metadata.get("editable") is False for c in tests)
     assert all(len(_nbg(c)["checksum"]) == 32 for c in tests)
 
@@ -241,7 +241,7 @@ def _lab_notebook() -> dict:
 
     def code(source: str) -> dict:
         return {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [
-            {"output_type": "stream", "name": "stdout", "text": ["ok\n"]}], "source": source}  # fmt: skip
+            {"output_type": "stream", "name": "stdout", "text": ["ok\n"]}], "source": source}
 
     ref = {p.stem: p.read_text(encoding="utf-8") for p in SOLUTIONS.glob("*.py")}
     tiny = ref["tinynet"]
@@ -261,7 +261,7 @@ def _lab_notebook() -> dict:
         code("!nvidia-smi\nlosses2 = train_tinynet(TinyNet(3, 4, 2), *make_toy())\n"),
     ]
     return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
-            "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+            "nbformat": 4, "nbformat_minor": 5}
 
 
 def test_lab_notebook_without_metadata_is_mapped_by_names_and_grades_100(grader, tmp_path, kit):
@@ -282,7 +282,7 @@ def test_lab_notebook_without_metadata_is_mapped_by_names_and_grades_100(grader,
     write_files(collected, tmp_path / "ada")
     result = grader.grade(tmp_path / "ada", student="ada")
     assert result.score == 100, [(t.task, [c.feedback for c in t.checks if c.score < c.max_score])
-                                 for t in result.tasks]  # fmt: skip
+                                 for t in result.tasks]
 
 
 def test_required_names_come_from_the_reference_files(kit):
@@ -346,7 +346,7 @@ def test_odd_inputs_never_raise(tmp_path, kit):
     odd_cell = json.dumps({"nbformat": 4, "cells": [{"cell_type": "code", "source": 7}]}).encode()
     for data in (b"", b"\xff\xfe\x00", b"[]", b'{"nbformat": 5}', b'{"nbformat": 4, "cells": {}}',
                  b'{"nbformat": 4, "cells": [1]}', b'{"nbformat": 4, "cells": []}', b"[" * 100000,
-                 odd_cell):  # fmt: skip
+                 odd_cell):
         got = notebook_files(data, "x.ipynb", assignment)
         assert got.problem and got.files == {}, data[:40]
     link = tmp_path / "link.ipynb"
@@ -372,7 +372,7 @@ def test_size_limits(kit):
     nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": big_cell},
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-         "source": "def per_layer(model):\n    return {}\n"}]}  # fmt: skip
+         "source": "def per_layer(model):\n    return {}\n"}]}
     got = notebook_files(json.dumps(nb).encode(), "cells.ipynb", assignment)
     assert list(got.files) == ["counting.py"]
     assert any("cell 1 was ignored: its code is larger than 1024 KB" in n for n in got.notes)
@@ -389,7 +389,7 @@ def test_nbgrader_grade_ids_win_over_names(kit):
          "source": "def linear(x, W, b):\n    return 0\n"},
         {"cell_type": "code", "metadata": {"nbgrader": test}, "outputs": [], "execution_count": None,
          "source": "def delivery_forward(state, x):\n    return 0\n"},
-    ]}  # fmt: skip
+    ]}
     got = notebook_files(json.dumps(nb).encode(), "ids.ipynb", kit.assignment("nn_module"))
     assert list(got.files) == ["dropout.py"]  # the test cell is never taken as student code
 
@@ -432,10 +432,10 @@ def test_only_definitions_run_when_a_cell_is_imported(kit):
     text = got.files["tinynet.py"].decode()
     for kept in ("\nDEVICE = torch.device(", "\nLOSS = nn.CrossEntropyLoss()", "\nSIZES = [3, 16, 8, 1]",
                  "\nimport os; import seaborn as sns", "try:\n    import wandb\nexcept ImportError:",
-                 "\nclass TinyNet(nn.Module):", "\ndef train_tinynet("):  # fmt: skip
+                 "\nclass TinyNet(nn.Module):", "\ndef train_tinynet("):
         assert kept in text, kept
     for dropped in ("state = torch.load('weights.pt')", "fh = open('/etc/passwd')",
                     "model = TinyNet(3, 8, 2)", "os.system('echo hi')", "if __name__ == '__main__':",
-                    "    print(1)"):  # fmt: skip
+                    "    print(1)"):
         assert f"\n{SKIPPED}{dropped}\n" in text, dropped
     compile(text, "tinynet.py", "exec")

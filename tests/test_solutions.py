@@ -399,7 +399,7 @@ def test_delivery_forward_matches_torch(sol: Callable[[str], ModuleType]) -> Non
 def test_written_out_optimizer_is_torch_optim(sol: Callable[[str], ModuleType], variant: str) -> None:
     """The grading process trains the reference without torch.optim: its losses are torch's, bit for bit."""
     from autograder.config import load_kit
-    from autograder.course import load_graders
+    from autograder.grading.course import load_graders
 
     graders = load_graders(load_kit(SOLUTIONS.parents[1]).assignment("nn_module"))
     hidden = importlib.import_module(f"{graders.package}.hidden.test_tinynet")

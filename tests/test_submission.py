@@ -3,7 +3,8 @@
 import stat
 import zipfile
 
-from autograder.submission import MAX_FILE_BYTES, collect, student_name
+from autograder.submissions.collect import MAX_FILE_BYTES, collect
+from autograder.submissions.students import student_name
 
 
 def _zip(path, entries):
@@ -15,7 +16,7 @@ def _zip(path, entries):
 
 def test_folder_keeps_python_files_and_refuses_dangerous_names(tmp_path):
     for name in ["tinynet.py", "helpers.py", "conftest.py", "sitecustomize.py", "torch.py",
-                 "json.py", "data.py", "evil.pth", "notes.txt"]:  # fmt: skip
+                 "json.py", "data.py", "evil.pth", "notes.txt"]:
         (tmp_path / name).write_text("x = 1\n")
     got = collect(tmp_path, given=("data.py",))
     assert set(got.files) == {"tinynet.py", "helpers.py"}

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from conftest import sandbox_works
 
-from autograder import sandbox
 from autograder.config import Kit, TaskConfig
-from autograder.engine import sandbox_launch
-from autograder.workers import SandboxSession, WorkerProcess
+from autograder.grading.grader import worker_launch
+from autograder.sandbox import launch as sandbox
+from autograder.sandbox.client import WorkerProcess
+from autograder.sandbox.session import SandboxSession
 
 PROBES = '''
 import builtins
@@ -37,7 +38,7 @@ FILES = {"task.py": b"VALUE = 1\n"}
 
 @pytest.fixture(scope="module")
 def worker(kit: Kit) -> Iterator[WorkerProcess]:
-    launch = sandbox_launch(kit, 0) if sandbox_works(kit) else sandbox.bare_launch()
+    launch = worker_launch(kit, 0, sandbox=sandbox_works(kit))
     process = WorkerProcess(launch)
     process.start()
     yield process

@@ -361,12 +361,12 @@ def for_variant(choices: Mapping[str, Any]) -> Params:
                        ("head.weight", (1, h2))),
         train_p=0.4 if p_drop == 0.3 else base.delivery.train_p,  # the explicit p differs from the default
         check_default_p=base.delivery.check_default_p or "delivery_p_drop" in choices,
-    )  # fmt: skip
+    )
     body = base.containers.body
     containers = dataclasses.replace(
         base.containers, head_names=tuple(n for n, _ in heads), head_widths=tuple(w for _, w in heads),
         twohead_params=3 * body + body + sum(body * w + w for _, w in heads),
-    )  # fmt: skip
+    )
     frozen = sizes[0] * h1 + h1
     counting = dataclasses.replace(
         base.counting,
@@ -383,7 +383,7 @@ def for_variant(choices: Mapping[str, Any]) -> Params:
         twohead_layers=(("body.0", 3 * body + body), *((f"heads.{n}", body * w + w) for n, w in heads)),
     )
     return dataclasses.replace(base, tinynet=tinynet, delivery=delivery, containers=containers,
-                               counting=counting)  # fmt: skip
+                               counting=counting)
 
 
 def describe(params: Params) -> list[str]:

@@ -39,7 +39,7 @@ def rules(p: Params) -> dict[str, Rules]:
              f"`{list(k.delivery_sizes)}` -> {ka} + {kb} + {kz} = {k.delivery_total}"),
             ('`{"hidden.0": 64, "hidden.3": 136, "head": 9}`',
              f'`{{"hidden.0": {ka}, "hidden.3": {kb}, "head": {kz}}}`'),
-        ],  # fmt: skip
+        ],
         "containers.py": [
             ("two named output heads (115 parameters)",
              f"two named output heads ({c.twohead_params} parameters)"),
@@ -49,7 +49,7 @@ def rules(p: Params) -> dict[str, Rules]:
              f"nn.ModuleDict({{{c.heads_code}}})"),
             ("`heads.time.*` and `heads.late.*`", f"`heads.{n1}.*` and `heads.{n2}.*`"),
             ('`{"time": (N, 1) tensor, "late": (N, 2) tensor}`', f"`{{{c.outputs_text}}}`"),
-        ],  # fmt: skip
+        ],
     }
 
 

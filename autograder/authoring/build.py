@@ -1,0 +1,461 @@
+"""Build an assignment's student folder (stubs, public checks, README) from marked solutions."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import fnmatch
+import json
+import re
+import shutil
+import tempfile
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import jinja2
+
+from autograder.errors import ConfigError, MarkerError
+
+BEGIN_MARKER = "### BEGIN SOLUTION"
+END_MARKER = "### END SOLUTION"
+TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "templates"
+README_TEMPLATE = "student_readme.md.j2"
+GRADERS_DIR = "graders"
+CHECKS_DIR = "checks"
+# Never copied from graders/ to the student's checks/ (matched against every file and folder name).
+PRIVATE_NAMES = ("hidden", "__pycache__", "*reference*", "*.pyc")
+# Local clutter that is not part of a generated folder (ignored by diff_assignment).
+CLUTTER_NAMES = ("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
+
+# One line with its ending; Python itself only breaks lines at \r\n, \r and \n.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+@dataclass(frozen=True)
+class Region:
+    """One solution region: the 1-based lines of its two markers and the BEGIN line's indent."""
+
+    begin: int
+    end: int
+    indent: str
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A def or class of the reference source: qualified name, kind and the lines it covers."""
+
+    name: str
+    kind: str  # "def" or "class"
+    first: int
+    last: int
+    column: int
+
+
+@dataclass(frozen=True)
+class StubItem:
+    """A top-level class or function a student completes, as listed in the README."""
+
+    name: str
+    kind: str  # "class" or "function"
+    signature: str
+    summary: str
+    methods: tuple[str, ...]
+
+
+class TaskSpec(NamedTuple):
+    """A task as the student folder shows it: its id, its file and its points."""
+
+    id: str
+    file: str
+    points: float
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class TaskDoc:
+    """One task's README section."""
+
+    id: str
+    title: str
+    file: str
+    points: str
+    items: tuple[StubItem, ...]
+
+
+def split_lines(source: str) -> list[str]:
+    """Split `source` into lines that keep their line endings, as Python numbers them."""
+    return _LINE.findall(source)
+
+
+def has_markers(source: str) -> bool:
+    """True if any line of `source` is a solution marker."""
+    return any(line.strip().startswith((BEGIN_MARKER, END_MARKER)) for line in split_lines(source))
+
+
+def find_regions(source: str, filename: str) -> list[Region]:
+    """Return the solution regions of `source`; MarkerError if markers nest or do not pair up."""
+    regions: list[Region] = []
+    opened: tuple[int, str] | None = None
+    for number, line in enumerate(split_lines(source), start=1):
+        text = line.strip()
+        if text.startswith(BEGIN_MARKER):
+            if opened is not None:
+                raise MarkerError(
+                    f"{filename}:{number}: '{BEGIN_MARKER}' inside the region opened at line "
+                    f"{opened[0]}; regions cannot nest. Close that region with '{END_MARKER}' "
+                    "before opening a new one."
+                )
+            opened = (number, line[: len(line) - len(line.lstrip())])
+        elif text.startswith(END_MARKER):
+            if opened is None:
+                raise MarkerError(
+                    f"{filename}:{number}: '{END_MARKER}' without a '{BEGIN_MARKER}' before it; "
+                    "add the missing BEGIN marker above the solution code or delete this line."
+                )
+            regions.append(Region(opened[0], number, opened[1]))
+            opened = None
+    if opened is not None:
+        raise MarkerError(
+            f"{filename}:{opened[0]}: '{BEGIN_MARKER}' is never closed; add '{END_MARKER}' "
+            "on its own line after the solution code."
+        )
+    return regions
+
+
+def _parse(source: str, filename: str) -> ast.Module:
+    try:
+        return ast.parse(source, filename=filename)
+    except SyntaxError as err:
+        raise MarkerError(
+            f"{filename}:{err.lineno}: the reference solution is not valid Python ({err.msg}); "
+            "fix it before building the stubs."
+        ) from err
+
+
+def _scopes(tree: ast.Module, line_count: int) -> list[Scope]:
+    """Every def and class, with its extent stretched over trailing comments in its body."""
+    starts = sorted(
+        (node.lineno, node.col_offset) for node in ast.walk(tree) if isinstance(node, ast.stmt)
+    )
+    found: list[Scope] = []
+
+    def visit(parent: ast.AST, prefix: str) -> None:
+        for node in ast.iter_child_nodes(parent):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                end = node.end_lineno or node.lineno
+                later = [line for line, col in starts if line > end and col <= node.col_offset]
+                last = later[0] - 1 if later else line_count
+                kind = "class" if isinstance(node, ast.ClassDef) else "def"
+                name = f"{prefix}{node.name}"
+                found.append(Scope(name, kind, node.lineno, last, node.col_offset))
+                visit(node, f"{name}.")
+            else:
+                visit(node, prefix)
+
+    visit(tree, "")
+    return found
+
+
+def _enclosing(scopes: list[Scope], region: Region) -> Scope | None:
+    """The innermost def or class whose body holds the region's BEGIN line."""
+    width = len(region.indent.expandtabs())
+    inside = [s for s in scopes if s.first < region.begin <= s.last and width > s.column]
+    return max(inside, key=lambda s: s.first, default=None)
+
+
+def strip_solutions(source: str, task: str, filename: str) -> str:
+    """Replace every solution region of `source` by `raise NotImplementedError("<task>: ...")`."""
+    regions = find_regions(source, filename)
+    lines = split_lines(source)
+    scopes = _scopes(_parse(source, filename), len(lines)) if regions else []
+    out: list[str] = []
+    cursor = 0
+    for region in regions:
+        scope = _enclosing(scopes, region)
+        if scope is None or scope.kind != "def":
+            where = "at module level" if scope is None else f"in the body of class {scope.name}"
+            raise MarkerError(
+                f"{filename}:{region.begin}: solution region {where}; the stub would raise "
+                "when it is imported. Put the markers inside a function or method body."
+            )
+        ending = re.search(r"(\r\n|\r|\n)\Z", lines[region.begin - 1])
+        message = json.dumps(f"{task}: write {scope.name}")
+        out.extend(lines[cursor : region.begin - 1])
+        out.append(f"{region.indent}raise NotImplementedError({message})")
+        out.append(ending.group(1) if ending else "\n")
+        cursor = region.end
+    out.extend(lines[cursor:])
+    stub = "".join(out)
+    try:
+        compile(stub, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as err:
+        why = f"{err.msg}, stub line {err.lineno}" if isinstance(err, SyntaxError) else str(err)
+        raise MarkerError(
+            f"{filename}: the stub is not valid Python after stripping the solutions ({why}); "
+            f"indent each '{BEGIN_MARKER}' like the code it replaces and keep whole "
+            "statements between the markers."
+        ) from err
+    return stub
+
+
+def _first_doc_line(node: ast.AST) -> str:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module):
+        doc = ast.get_docstring(node)
+        if doc:
+            return doc.strip().splitlines()[0]
+    return ""
+
+
+def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, drop_self: bool) -> str:
+    args = copy.deepcopy(node.args)
+    if drop_self:
+        if args.posonlyargs:
+            args.posonlyargs.pop(0)
+        elif args.args:
+            args.args.pop(0)
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if arg is not None:
+            arg.annotation = None
+    return ast.unparse(args)
+
+
+def stub_items(source: str, filename: str) -> tuple[StubItem, ...]:
+    """The top-level classes and functions of `source` that hold solution regions."""
+    regions = find_regions(source, filename)
+    tree = _parse(source, filename)
+    scopes = _scopes(tree, len(split_lines(source)))
+    todo = {s.name for r in regions if (s := _enclosing(scopes, r)) is not None}
+    items: list[StubItem] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in todo:
+            sig = f"{node.name}({_signature(node, drop_self=False)})"
+            items.append(StubItem(node.name, "function", sig, _first_doc_line(node), ()))
+        elif isinstance(node, ast.ClassDef):
+            methods = {
+                n.name: n
+                for n in node.body
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+            }
+            todo_methods = tuple(m for m in methods if f"{node.name}.{m}" in todo)
+            if not todo_methods:
+                continue
+            init = methods.get("__init__")
+            sig = f"{node.name}({_signature(init, drop_self=True) if init else ''})"
+            items.append(StubItem(node.name, "class", sig, _first_doc_line(node), todo_methods))
+    return tuple(items)
+
+
+def _assignment_config(kit_root: Path, assignment_id: str) -> dict[str, Any]:
+    path = kit_root / "grading.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as err:
+        raise ConfigError(f"{path} not found; run the build from the kit's root folder.") from err
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: {err}") from err
+    assignment = data.get("assignments", {}).get(assignment_id)
+    if not isinstance(assignment, dict):
+        raise ConfigError(
+            f"{path}: no [assignments.{assignment_id}] table; add one with a title and its tasks."
+        )
+    if "exam" in assignment:
+        raise ConfigError(
+            f"{path}: assignments.{assignment_id} is an exam, where every student gets their own "
+            f"numbers: build one folder per student with `autograder exam build --roster ROSTER.csv "
+            f"--out DIR --assignment {assignment_id}`."
+        )
+    tasks = assignment.get("tasks", {})
+    if not isinstance(tasks, dict) or not tasks:
+        raise ConfigError(f"{path}: [assignments.{assignment_id}.tasks] is missing or empty.")
+    for task_id, task in tasks.items():
+        key = f"assignments.{assignment_id}.tasks.{task_id}"
+        if not isinstance(task, dict) or not isinstance(task.get("file"), str):
+            raise ConfigError(f"{path}: {key}.file must be the student file name, e.g. 'x.py'.")
+        points = task.get("points")
+        if isinstance(points, bool) or not isinstance(points, int | float):
+            raise ConfigError(f"{path}: {key}.points must be a number.")
+    return assignment
+
+
+def _points(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _is_private(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
+
+
+def _tree_files(root: Path, skip: tuple[str, ...]) -> dict[str, bytes]:
+    """Relative POSIX path -> bytes for every file under `root`, skipping names in `skip`."""
+    files: dict[str, bytes] = {}
+    if not root.is_dir():
+        return files
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(_is_private(part, skip) for part in rel.parts) or not path.is_file():
+            continue
+        files[rel.as_posix()] = path.read_bytes()
+    return files
+
+
+def _render_readme(context: dict[str, Any]) -> bytes:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    return env.get_template(README_TEMPLATE).render(**context).encode("utf-8")
+
+
+def public_checks(graders_dir: Path) -> dict[str, bytes]:
+    """The files of a graders folder a student may have (no hidden checks, no references)."""
+    return _tree_files(graders_dir, PRIVATE_NAMES)
+
+
+def generate(kit_root: Path, assignment_id: str) -> dict[str, bytes]:
+    """Everything the student folder holds, as relative POSIX path -> bytes (nothing written)."""
+    config = _assignment_config(kit_root, assignment_id)
+    source_dir = kit_root / "solutions" / assignment_id
+    if not source_dir.is_dir():
+        raise ConfigError(f"{source_dir} not found; the reference solutions live there.")
+    tasks = [TaskSpec(tid, t["file"], t["points"], str(t.get("title", tid)))
+             for tid, t in config["tasks"].items()]
+    return render_student_folder(
+        source_dir, assignment_id, str(config.get("title", assignment_id)), tasks,
+        [str(name) for name in config.get("given", [])],
+    )
+
+
+def render_student_folder(
+    source_dir: Path,
+    assignment_id: str,
+    title: str,
+    tasks: Sequence[TaskSpec],
+    given: Sequence[str],
+    *,
+    sources: Mapping[str, str] | None = None,
+    checks: Mapping[str, bytes] | None = None,
+    exam: Mapping[str, Any] | None = None,
+) -> dict[str, bytes]:
+    """A student folder from the references in `source_dir`: stubs, given files, checks, README.
+
+    `sources` replaces the text of reference files (an exam variant's), `checks` the files of
+    checks/ (default: the public part of graders/; empty: no checks/), `exam` adds the exam's
+    part of the README (the student, their numbers, the window).
+    """
+    files: dict[str, bytes] = {}
+    stripped_from: dict[str, str] = {}
+    for path in sorted(source_dir.glob("*.py")):
+        raw = path.read_bytes()
+        text = sources[path.name] if sources is not None and path.name in sources else raw.decode("utf-8")
+        shown = f"solutions/{source_dir.name}/{path.name}"
+        if has_markers(text):
+            stripped_from[path.name] = text
+            files[path.name] = strip_solutions(text, path.stem, shown).encode("utf-8")
+        else:
+            files[path.name] = text.encode("utf-8") if sources is not None and path.name in sources else raw
+    shipped = public_checks(source_dir / GRADERS_DIR) if checks is None else dict(checks)
+    files.update({f"{CHECKS_DIR}/{rel}": data for rel, data in shipped.items()})
+
+    docs: list[TaskDoc] = []
+    for task in tasks:
+        if task.file not in files:
+            raise ConfigError(
+                f"grading.toml: task {task.id} names {task.file}, which is not in {source_dir}."
+            )
+        text = stripped_from.get(task.file, "")
+        items = stub_items(text, task.file) if text else ()
+        docs.append(TaskDoc(task.id, task.title or task.id, task.file, _points(task.points), items))
+    context = {
+        "assignment_id": assignment_id,
+        "title": title,
+        "tasks": docs,
+        "total_points": _points(sum(task.points for task in tasks)),
+        "given": sorted(given),
+        "has_checks": bool(shipped),
+        "exam": dict(exam) if exam else None,
+    }
+    files["README.md"] = _render_readme(context)
+    return dict(sorted(files.items()))
+
+
+def solution_lines(source: str, filename: str, shortest: int = 20) -> set[str]:
+    """The stripped lines inside the solution regions of `source` (long enough to be telling)."""
+    lines = split_lines(source)
+    found: set[str] = set()
+    for region in find_regions(source, filename):
+        for line in lines[region.begin : region.end - 1]:
+            text = line.strip()
+            if len(text) >= shortest and not text.startswith("#"):
+                found.add(text)
+    return found
+
+
+def refuse_leaks(files: Mapping[str, bytes], references: Mapping[str, str], what: str) -> None:
+    """MarkerError if a student folder holds a solution marker, a hidden or reference file, or (in
+    the student's files and README) a line of a solution region. The public checks are exempt from
+    the last test only: they are the exercise's, probes build the graders' own models. Run on every
+    exam folder before anything is written."""
+    secret_lines: set[str] = set()
+    for name, text in references.items():
+        if has_markers(text):
+            secret_lines |= solution_lines(text, name)
+    for rel, data in files.items():
+        parts = rel.split("/")
+        if any(_is_private(part, ("hidden", "*reference*")) for part in parts):
+            raise MarkerError(f"{what}: {rel} is instructor-only (hidden checks or reference code)")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if has_markers(text):
+            raise MarkerError(f"{what}: {rel} still holds a '{BEGIN_MARKER}' region")
+        shown = sorted(secret_lines & {line.strip() for line in split_lines(text)})
+        if shown and parts[0] != CHECKS_DIR:
+            raise MarkerError(f"{what}: {rel} holds solution code ({shown[0]!r})")
+
+
+def _refuse_unsafe_target(target: Path, kit_root: Path, source_dir: Path) -> None:
+    target, kit_root, source_dir = target.resolve(), kit_root.resolve(), source_dir.resolve()
+    if target == kit_root or target in kit_root.parents or source_dir.is_relative_to(target):
+        raise ConfigError(f"refusing to replace {target}: it holds the kit or its solutions.")
+    if target.is_relative_to(source_dir):
+        raise ConfigError(f"refusing to write into the solutions folder {source_dir}.")
+    if target.exists() and not target.is_dir():
+        raise ConfigError(f"{target} exists and is not a folder; move it away first.")
+
+
+def build_assignment(kit_root: Path, assignment_id: str, out_dir: Path | None = None) -> list[Path]:
+    """Write the student folder for `assignment_id` from scratch; return the files written."""
+    kit_root = Path(kit_root)
+    target = Path(out_dir) if out_dir is not None else kit_root / "assignments" / assignment_id
+    _refuse_unsafe_target(target, kit_root, kit_root / "solutions" / assignment_id)
+    files = generate(kit_root, assignment_id)  # fails before anything old is deleted
+    if target.exists():
+        shutil.rmtree(target)
+    written: list[Path] = []
+    for rel, data in files.items():
+        path = target / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        written.append(path)
+    return written
+
+
+def diff_assignment(kit_root: Path, assignment_id: str) -> list[str]:
+    """Relative paths where the committed student folder differs from a fresh build."""
+    kit_root = Path(kit_root)
+    committed = kit_root / "assignments" / assignment_id
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh_dir = Path(tmp) / assignment_id
+        build_assignment(kit_root, assignment_id, fresh_dir)
+        fresh = _tree_files(fresh_dir, CLUTTER_NAMES)
+    current = _tree_files(committed, CLUTTER_NAMES)
+    paths = fresh.keys() | current.keys()
+    return sorted(rel for rel in paths if fresh.get(rel) != current.get(rel))

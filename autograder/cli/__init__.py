@@ -1,0 +1,146 @@
+"""The `autograder` command: thin wrappers over the library; errors become messages here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from autograder.cli.common import err, find_kit, friendly, kit_option
+
+
+@click.group()
+@click.version_option(package_name="torch-autograder")
+def main() -> None:
+    """Autograded PyTorch exercises and exams: build stubs, grade classes, export scores."""
+
+
+@main.command()
+@click.argument("assignment", required=False)
+@kit_option
+@click.option("--check", "check_only", is_flag=True, help="Only report whether assignments/ is in sync.")
+@friendly
+def build(assignment: str | None, kit_dir: Path | None, check_only: bool) -> None:
+    """Write assignments/ASSIGNMENT (stubs, given files, public checks, README) from solutions/."""
+    from autograder.authoring import build as builder
+
+    kit = find_kit(kit_dir)
+    target = kit.assignment(assignment)
+    if check_only:
+        drift = builder.diff_assignment(kit.root, target.id)
+        if drift:
+            for path in drift:
+                click.echo(f"differs: {path}")
+            raise click.ClickException(
+                f"assignments/{target.id} is out of date: run `autograder build {target.id}`"
+            )
+        click.echo(f"assignments/{target.id} is in sync with solutions/{target.id}")
+        return
+    written = builder.build_assignment(kit.root, target.id)
+    click.echo(f"wrote {len(written)} files to assignments/{target.id}")
+
+
+@main.command()
+@click.argument("submissions", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True,
+              help="Folder for results, feedback, grades.csv and the gradebook.")
+@click.option("--assignment", default=None, help="Assignment id (default: the kit's default).")
+@click.option("--jobs", type=int, default=None, help="Parallel workers (default: number of cores).")
+@click.option("--lang", type=click.Choice(["en", "bn"]), default=None, help="Feedback language.")
+@click.option("--gradebook", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="SQLite gradebook (default: OUT/gradebook.sqlite).")
+@click.option("--regrade", is_flag=True, help="Grade everyone again (default: resume, keep graded).")
+@click.option("--no-sandbox", is_flag=True, help="Run student code without isolation (trusted code only).")
+@click.option("--quiet", is_flag=True, help="One line per student instead of a progress bar.")
+@click.option("--junit", is_flag=True, help="Also write OUT/junit/<student>.xml (one testcase per check).")
+@kit_option
+@friendly
+def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None, lang: str | None,
+          gradebook: Path | None, regrade: bool, no_sandbox: bool, quiet: bool, junit: bool,
+          kit_dir: Path | None) -> None:
+    """Grade every submission (a folder or zip per student) in SUBMISSIONS."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from autograder.batch import grade_batch, list_submissions
+    from autograder.grading.options import GradeOptions
+    from autograder.submissions.students import safe_name
+
+    kit = find_kit(kit_dir)
+    target = kit.assignment(assignment)
+    total = len(list_submissions(submissions))
+    if no_sandbox:
+        err.print("[yellow]warning:[/] --no-sandbox: student code runs without isolation")
+    progress = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=err, disable=quiet)
+    with progress:
+        bar = progress.add_task("grade", total=total)
+
+        def show(result: Any) -> None:
+            if junit:
+                from autograder.platforms.exports import write_junit
+
+                (out / "junit").mkdir(parents=True, exist_ok=True)
+                write_junit(result, out / "junit" / f"{safe_name(result.student)}.xml")
+            if quiet:
+                click.echo(f"{result.student}\t{result.score:g}/{result.max_score:g}")
+            progress.advance(bar)
+
+        options = GradeOptions(sandbox=not no_sandbox, lang=lang)
+        summary = grade_batch(kit, submissions, out, assignment=target.id, options=options, jobs=jobs,
+                              gradebook=gradebook, regrade=regrade, on_result=show)
+    click.echo(
+        f"graded {summary.graded} submissions ({summary.skipped} already graded) in "
+        f"{summary.seconds:.1f} s -> {out}/grades.csv"
+    )
+
+
+@main.command()
+@click.argument("folder", required=False, type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--assignment", default=None, help="Assignment id (default: the kit's default).")
+@click.option("--lang", type=click.Choice(["en", "bn"]), default=None, help="Feedback language.")
+@kit_option
+@friendly
+def check(folder: Path | None, assignment: str | None, lang: str | None, kit_dir: Path | None) -> None:
+    """Self-check your working copy against the public checks (no root, no sandbox needed)."""
+    from autograder.grading.selfcheck import run_selfcheck
+
+    folder = folder or Path.cwd()
+    kit = find_kit(kit_dir, folder)
+    sys.exit(run_selfcheck(kit, folder, assignment, lang))
+
+
+@main.command()
+@kit_option
+@friendly
+def doctor(kit_dir: Path | None) -> None:
+    """Check that this machine can grade: config, graders and the sandbox."""
+    from autograder.grading.course import load_graders, validate_points
+    from autograder.sandbox.launch import check_available
+
+    kit = find_kit(kit_dir)
+    for assignment in kit.assignments.values():
+        graders = load_graders(assignment)
+        validate_points(graders)
+        click.echo(f"ok: {assignment.id}: {sum(len(c) for c in graders.checks.values())} checks")
+    check_available(kit.sandbox.uid_base)
+    click.echo("ok: sandbox (bubblewrap namespaces, unprivileged uid)")
+
+
+def _register() -> None:
+    from autograder.cli.export import export, gradescope
+    from autograder.cli.lti import lti, publish
+    from autograder.submissions.notebook import notebook_cli
+
+    for command in (export, gradescope, publish, lti, notebook_cli):
+        main.add_command(command)
+    from autograder.cli.exam import exam
+
+    main.add_command(exam)
+
+
+_register()
+
+if __name__ == "__main__":
+    main()

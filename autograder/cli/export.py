@@ -1,0 +1,145 @@
+"""`autograder export canvas|moodle|junit` and `autograder gradescope build`.
+
+Register in cli.py with `main.add_command(export)` and `main.add_command(gradescope)`. This module
+does not import cli.py at import time, so either order of imports works.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from autograder.cli.common import find_kit, friendly, kit_option
+from autograder.platforms.exports import CANVAS_MATCH, MOODLE_ID_COLUMNS, ExportError, ExportReport
+
+assignment_option = click.option("--assignment", default=None,
+                                 help="Assignment id (default: the kit's default).")
+gradebook_option = click.option(
+    "--gradebook", "gradebook_path", type=click.Path(path_type=Path), required=True,
+    help="The gradebook `autograder grade` wrote: OUT/gradebook.sqlite, or the OUT folder itself.",
+)
+bom_option = click.option("--bom/--no-bom", default=True, show_default=True,
+                          help="Begin with a UTF-8 byte-order mark (for Excel).")
+
+
+def current_results(gradebook_path: Path, assignment_id: str) -> list[Any]:
+    """The current (latest) result of every student graded for the assignment."""
+    from autograder.output.gradebook import Gradebook
+
+    path = gradebook_path / "gradebook.sqlite" if gradebook_path.is_dir() else gradebook_path
+    if not path.is_file():
+        raise ExportError(f"no gradebook at {path}: run `autograder grade SUBMISSIONS --out OUT` first")
+    book = Gradebook(path)
+    try:
+        results = book.current(assignment_id)
+    finally:
+        book.close()
+    if not results:
+        raise ExportError(f"{path} holds no graded submissions of assignment {assignment_id!r}")
+    return results
+
+
+def _report(report: ExportReport, what: str) -> None:
+    for line in report.warnings:
+        click.echo(f"warning: {line}", err=True)
+    click.echo(f"wrote {report.rows} {what} rows to {report.path} (details: {report.meta})")
+
+
+@click.group()
+def export() -> None:
+    """Write the current grades in an LMS's own import format."""
+
+
+@export.command("canvas")
+@gradebook_option
+@click.option("--roster", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="Gradebook CSV exported from Canvas (Grades > Export): who to match.")
+@click.option("--canvas-id", "canvas_id", required=True,
+              help="The Canvas assignment's number (from its address .../assignments/<id>).")
+@click.option("--match-by", type=click.Choice(list(CANVAS_MATCH)), default="sis_login_id", show_default=True,
+              help="Roster column that holds the kit's student ids.")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="CSV to write.")
+@bom_option
+@assignment_option
+@kit_option
+@friendly
+def export_canvas(gradebook_path: Path, roster: Path, canvas_id: str, match_by: str, out: Path, bom: bool,
+                  assignment: str | None, kit_dir: Path | None) -> None:
+    """A CSV for Canvas' Grades > Import: one column "<title> (<canvas id>)" with its Points Possible row."""
+    from autograder.platforms.exports import write_canvas
+
+    target = find_kit(kit_dir).assignment(assignment)
+    results = current_results(gradebook_path, target.id)
+    report = write_canvas(results, target, roster, out, match_by, canvas_id, bom=bom)
+    _report(report, "student")
+
+
+@export.command("moodle")
+@gradebook_option
+@click.option("--id-column", type=click.Choice(list(MOODLE_ID_COLUMNS)), default="email", show_default=True,
+              help="Moodle user field of the first column (map it to user<field> on import).")
+@click.option("--roster", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="CSV with columns student,email,username,idnumber mapping the kit's student ids "
+                   "(default: the student ids are the Moodle identifiers).")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="CSV to write.")
+@bom_option
+@assignment_option
+@kit_option
+@friendly
+def export_moodle(gradebook_path: Path, id_column: str, roster: Path | None, out: Path, bom: bool,
+                  assignment: str | None, kit_dir: Path | None) -> None:
+    """A CSV for Moodle's Grades > Import > CSV file: identifier, grade and feedback columns."""
+    from autograder.platforms.exports import write_moodle
+
+    target = find_kit(kit_dir).assignment(assignment)
+    results = current_results(gradebook_path, target.id)
+    report = write_moodle(results, target, out, id_column, roster, bom=bom)
+    _report(report, "student")
+    click.echo(
+        f"in Moodle map: {MOODLE_ID_COLUMNS[id_column]!r} -> "
+        f"{'username' if id_column == 'username' else 'user' + id_column}, {target.title!r} -> the grade "
+        f"item (or new), {target.title + ' (Feedback)'!r} -> feedback for the same item"
+    )
+
+
+@export.command("junit")
+@gradebook_option
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True,
+              help="Folder for one JUnit XML file per student.")
+@assignment_option
+@kit_option
+@friendly
+def export_junit(gradebook_path: Path, out: Path, assignment: str | None, kit_dir: Path | None) -> None:
+    """One JUnit XML file per student (one testcase per check, points in properties)."""
+    from autograder.platforms.exports import write_junit_all
+
+    target = find_kit(kit_dir).assignment(assignment)
+    written = write_junit_all(current_results(gradebook_path, target.id), out)
+    click.echo(f"wrote {len(written)} JUnit XML files to {out}")
+
+
+@click.group()
+def gradescope() -> None:
+    """Gradescope: build the autograder.zip to upload."""
+
+
+@gradescope.command("build")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=Path("autograder.zip"),
+              show_default=True, help="Zip to write.")
+@click.option("--hidden-visibility", default="after_published", show_default=True,
+              type=click.Choice(["after_published", "after_due_date", "hidden", "visible"]),
+              help="When students see hidden checks (public checks are always visible).")
+@assignment_option
+@kit_option
+@friendly
+def gradescope_build(out: Path, hidden_visibility: str, assignment: str | None, kit_dir: Path | None) -> None:
+    """Write autograder.zip: setup.sh, run_autograder, the engine, the solutions and hidden graders."""
+    from autograder.platforms.gradescope import build_gradescope_zip
+
+    kit = find_kit(kit_dir)
+    target = kit.assignment(assignment)
+    build_gradescope_zip(kit.root, target.id, out, hidden_visibility=hidden_visibility)
+    click.echo(f"wrote {out} for {target.id} (hidden checks: {hidden_visibility}); it holds the hidden "
+               "graders and reference solutions: upload it to Gradescope, never share it")

@@ -1,0 +1,164 @@
+"""Grade one submission: collect its files, run each task's checks against a warm worker, judge.
+
+A `Grader` holds one assignment's graders and one warm worker; `grade` never raises for anything
+the student did. How a whole submission is scored is a `Plan`: the plain one adds the tasks up;
+an exam's (autograder.exam.plan) grades against the student's variant and applies the late policy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from autograder.config import Assignment, Kit, TaskConfig
+from autograder.grading import judge
+from autograder.grading.course import Graders, load_graders, validate_points
+from autograder.grading.options import DEFAULT_OPTIONS, GradeOptions
+from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
+from autograder.sandbox.client import WorkerProcess
+from autograder.sandbox.launch import Launch, bare_launch, bwrap_launch
+from autograder.sandbox.session import SandboxSession
+from autograder.submissions.collect import Collected, collect
+from autograder.submissions.students import student_name
+
+# Called while a task's worker is still open, after its checks ran: what the plan wants to know more.
+Inspect = Callable[[SandboxSession, tuple[Any, ...], tuple[CheckResult, ...]], Any]
+
+
+class Plan(Protocol):
+    """How a submission's tasks are graded and scored (the exam's plan is one)."""
+
+    def prepare(self, graders: Graders) -> None:
+        """Check what the plan needs against the loaded graders, before anything is graded."""
+
+    def grade(self, grader: Grader, path: Path, name: str, submission: Collected) -> SubmissionResult:
+        """The submission's result."""
+
+
+class PlainPlan:
+    """Every task against the assignment's own graders; the score is the sum of the tasks."""
+
+    def prepare(self, graders: Graders) -> None:
+        return None
+
+    def grade(self, grader: Grader, path: Path, name: str, submission: Collected) -> SubmissionResult:
+        tasks = tuple(grader.grade_task(task, submission)[0] for task in grader.assignment.tasks)
+        return SubmissionResult(name, grader.assignment.id, tasks, submission.notes, 0.0, submission.problem)
+
+
+def worker_launch(kit: Kit, slot: int, sandbox: bool) -> Launch:
+    """How the worker of job slot `slot` starts: sandboxed as the slot's own uid, or bare."""
+    return bwrap_launch(slot, kit.sandbox.uid_base) if sandbox else bare_launch()
+
+
+class Grader:
+    """Grades submissions of one assignment with one warm worker (start once, reuse)."""
+
+    def __init__(
+        self,
+        kit: Kit,
+        assignment: str | None = None,
+        options: GradeOptions = DEFAULT_OPTIONS,
+        *,
+        plan: Plan | None = None,
+        worker: WorkerProcess | None = None,
+        slot: int = 0,
+    ):
+        """`worker`: one already spawned for this grader, which stays the caller's to stop (else
+        one is spawned here, and `close` stops it). `plan`: how submissions are scored (default:
+        the tasks added up; a self-check never takes an exam's plan)."""
+        self.kit = kit
+        self.options = options
+        self.assignment: Assignment = kit.assignment(assignment)
+        self.owns_worker = worker is None
+        if worker is None:
+            # Spawned first: the worker imports torch while this process loads the graders.
+            worker = WorkerProcess(worker_launch(kit, slot, options.sandbox))
+            worker.spawn()
+        self.worker = worker
+        try:
+            self.lang = options.language(kit.language)
+            self.graders: Graders = load_graders(self.assignment, options.graders_folder, self.lang)
+            validate_points(self.graders, complete=not options.public_only)
+            self.given = self._given_files(options.graders_folder)
+            self.plan: Plan = plan if plan is not None and not options.public_only else PlainPlan()
+            self.plan.prepare(self.graders)
+        except BaseException:
+            if self.owns_worker:
+                worker.stop(graceful=False)
+            raise
+
+    def _given_files(self, graders_folder: Path | None) -> dict[str, bytes]:
+        """The kit's copy of each given file (a student's exam folder keeps it beside its checks)."""
+        given = {}
+        for name in self.assignment.given:
+            path = self.assignment.solutions / name
+            beside = Path(graders_folder).parent / name if graders_folder is not None else None
+            if not path.is_file() and beside is not None and beside.is_file():
+                path = beside
+            given[name] = path.read_bytes()
+        return given
+
+    def __enter__(self) -> Grader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.owns_worker:
+            self.worker.stop()
+
+    def grade(self, path: Path, student: str | None = None, plan: Plan | None = None) -> SubmissionResult:
+        """Grade one submission (folder, zip or notebook); never raises for anything the student did.
+
+        `plan` replaces the grader's own for this submission (checked against its graders first)."""
+        started = time.monotonic()
+        if plan is not None and not self.options.public_only:
+            plan.prepare(self.graders)
+        else:
+            plan = self.plan
+        name = student or student_name(path)
+        submission = collect(path, self.assignment.given, self.assignment)
+        try:
+            result = plan.grade(self, path, name, submission)
+        finally:
+            self.worker.end_submission()
+        return dataclasses.replace(result, execution_time=time.monotonic() - started)
+
+    def grade_task(
+        self, task: TaskConfig, submission: Collected, graders: Graders | None = None,
+        inspect: Inspect | None = None,
+    ) -> tuple[TaskResult, Any]:
+        """One task's result, and what `inspect` found while its worker was open (None without one)."""
+        graders = graders or self.graders
+        checks = graders.for_task(task.id)
+        if self.options.public_only:
+            checks = tuple(c for c in checks if c.public)
+        max_score = sum(c.points for c in checks)
+        if task.file not in submission.files:
+            key = "engine.missing_file"
+            feedback = judge.render(graders, key, {"file": task.file, "module": task.module})
+            return TaskResult(task.id, max_score, judge.failed_all(checks, key, feedback)), None
+        session = SandboxSession(self.worker, task)
+        opened = session.open({**submission.files, **self.given}, graders.probes_source)
+        found = None
+        if session.lost is not None:
+            key, feedback = judge.lost_feedback(graders, task, session.lost)
+            results = judge.failed_all(checks, key, feedback)
+        elif not opened.imported:
+            err = opened.error
+            where = f" (at {err['where']})" if err.get("where") else ""
+            params = {"file": task.file, "module": task.module, "type": err.get("type", "Error"),
+                      "message": err.get("message", ""), "where": where}
+            feedback = judge.render(graders, "engine.import_error", params)
+            results = judge.failed_all(checks, "engine.import_error", feedback)
+        else:
+            results = tuple(judge.run_check(c, session, graders, task) for c in checks)
+            if inspect is not None:
+                found = inspect(session, checks, results)
+        output = session.close()
+        return TaskResult(task.id, max_score, results, (), output), found

@@ -1,0 +1,195 @@
+"""Run a task's checks against its worker and turn every outcome into a result with feedback."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import re
+from typing import Any
+
+from autograder.checks import Check, CheckFailed, StudentCodeError, TaskSession, WorkerLost
+from autograder.config import TaskConfig
+from autograder.grading.course import Graders
+from autograder.grading.hypothesis_setup import show_fixture_as
+from autograder.grading.results import CheckResult
+
+FEEDBACK_LIMIT = 4000
+
+
+# How hypothesis begins the note that shows the failing input (its wording changed over versions).
+FAILING_NOTES = (
+    "Failing test case", "Failing explicit example", "Falsifying example", "Falsifying explicit example"
+)
+_FIXTURE_ARG = re.compile(r"^\s*(worker|params)=.*,?$")
+
+
+def render(graders: Graders, key: str, params: dict[str, Any], example: str = "") -> str:
+    """Feedback text for catalogue message `key`: observed, expected, the idea, the failing input."""
+    entry = graders.messages.get(key)
+    labels = graders.messages.get("ui", {})
+    if entry is None:
+        text = f"Check failed ({key})."
+    else:
+        safe = {k: _short(v) for k, v in params.items()}
+        lines = []
+        for part in ("observed", "expected", "idea"):
+            label = labels.get(part, part.capitalize())
+            if part in entry:
+                try:
+                    lines.append(f"{label}: {entry[part].format_map(safe)}")
+                except (KeyError, IndexError, ValueError) as exc:
+                    lines.append(f"{label}: {entry[part]} [missing value {exc}]")
+        text = "\n".join(lines)
+    if example:
+        text += f"\n{labels.get('failing_input', 'Failing input')}: {example}"
+    return text[:FEEDBACK_LIMIT]
+
+
+def _short(value: Any, limit: int = 400) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def falsifying_example(exc: BaseException) -> str:
+    """The shrunk input hypothesis reports, without the fixtures (`sizes=[1, 1]`)."""
+    for note in getattr(exc, "__notes__", []) or []:
+        if note.startswith(FAILING_NOTES):
+            args = [
+                line.strip().rstrip(",")
+                for line in note.splitlines()[1:]
+                if line.strip() not in (")", "") and not _FIXTURE_ARG.match(line)
+            ]
+            return ", ".join(args)
+    return ""
+
+
+def lost_feedback(graders: Graders, task: TaskConfig, lost: WorkerLost) -> tuple[str, str]:
+    key = f"engine.{lost.reason}"
+    if key not in graders.messages:
+        key = "engine.killed"
+    params = {"limit": f"{task.time_limit:g}", "probe": lost.detail or "?", "memory": task.memory_mb}
+    if lost.reason == "cpu_limit":
+        params["limit"] = f"{task.cpu_limit:g}"
+    return key, render(graders, key, params)
+
+
+def student_error_feedback(graders: Graders, err: StudentCodeError, example: str = "") -> tuple[str, str]:
+    where = f" (at {err.where})" if err.where else ""
+    if err.type_name == "NotImplementedError":
+        key = "engine.not_implemented"
+        params = {"where": err.where or err.probe, "message": err.message}
+    else:
+        key = "engine.student_error"
+        params = {"type": err.type_name, "message": err.message, "where": where}
+    return key, render(graders, key, params, example)
+
+
+def _fixtures(check: Check, session: Any, params: Any) -> dict[str, Any]:
+    wanted = inspect.signature(check.function).parameters
+    fixtures = {"worker": session, "params": params}
+    for name, value in fixtures.items():
+        show_fixture_as(type(value), name)
+    return {name: fixtures[name] for name in wanted if name in fixtures}
+
+
+def _call(check: Check, session: TaskSession, params: Any) -> None:
+    check.function(**_fixtures(check, session, params))
+
+
+class _Recording:
+    """The worker a check is given while its examples are only being listed."""
+
+
+# check function -> the inputs hypothesis gives it, in order, when every one passes (None: not replayable)
+_EXAMPLES: dict[Any, list[dict[str, Any]] | None] = {}
+
+
+def examples_of(check: Check, params: Any) -> list[dict[str, Any]] | None:
+    """The inputs a hypothesis check meets, in its order, when every one of them passes.
+
+    With its seed pinned, hypothesis draws the same inputs whatever the test does, as long as
+    each passes: only a failure (shrinking), a rejected input (`assume`) or a draw inside the
+    test changes what comes next. So they are listed once, with a body that records and
+    passes (hypothesis's own `.hypothesis.inner_test` hook), before any submission is seen.
+    """
+    function = check.function
+    handle = getattr(function, "hypothesis", None)
+    if handle is None:
+        return None
+    if function in _EXAMPLES:
+        return _EXAMPLES[function]
+    fixtures = _fixtures(check, _Recording(), params)
+    seen: list[dict[str, Any]] | None = []
+    real = handle.inner_test
+
+    def record(*args: Any, **kwargs: Any) -> None:
+        assert seen is not None
+        drawn = {k: v for k, v in kwargs.items() if k not in fixtures}
+        if args or any(type(v).__module__.startswith("hypothesis") for v in drawn.values()):
+            raise _NotReplayable  # positional or interactive draws: let hypothesis run it
+        seen.append(copy.deepcopy(drawn))
+
+    handle.inner_test = record
+    try:
+        function(**fixtures)
+    except Exception:  # not listable (it draws interactively, or could not run): never replayed
+        seen = None
+    finally:
+        handle.inner_test = real
+    _EXAMPLES[function] = seen
+    return seen
+
+
+class _NotReplayable(Exception):
+    pass
+
+
+def _replay_passes(check: Check, session: TaskSession, params: Any) -> bool:
+    """Run a hypothesis check's listed inputs straight through; True when every one passes.
+
+    Any failure returns False and the check is run again under hypothesis itself, which finds
+    the same failure, shrinks it and words it: only passing runs skip hypothesis's machinery.
+    """
+    examples = examples_of(check, params)
+    if examples is None:
+        return False
+    inner = check.function.hypothesis.inner_test  # type: ignore[attr-defined]
+    fixtures = _fixtures(check, session, params)
+    try:
+        for drawn in examples:
+            inner(**fixtures, **copy.deepcopy(drawn))
+    except Exception:
+        return False
+    return True
+
+
+def run_check(check: Check, session: TaskSession, graders: Graders, task: TaskConfig) -> CheckResult:
+    """Run one check; anything but a clean return is a failure with feedback."""
+    key, feedback = "", ""
+    try:
+        if not _replay_passes(check, session, graders.params):
+            _call(check, session, graders.params)
+    except CheckFailed as exc:
+        key = exc.key
+        feedback = render(graders, exc.key, exc.params, falsifying_example(exc))
+    except WorkerLost as exc:
+        key, feedback = lost_feedback(graders, task, exc)
+    except StudentCodeError as exc:
+        key, feedback = student_error_feedback(graders, exc, falsifying_example(exc))
+    except AssertionError as exc:
+        key = "assertion"
+        feedback = render(graders, "engine.grader_error", {"type": "AssertionError", "message": str(exc)})
+    except Exception as exc:  # a check that cannot judge must fail closed, never pass
+        key = "engine.grader_error"
+        feedback = render(graders, key, {"type": type(exc).__name__, "message": str(exc)})
+    score = 0.0 if key else check.points
+    return CheckResult(
+        check.id, check.task, check.name, check.title, score, check.points, check.public, feedback, key
+    )
+
+
+def failed_all(checks: tuple[Check, ...], key: str, feedback: str) -> tuple[CheckResult, ...]:
+    """Every check of a task fails for one reason (missing file, import error)."""
+    return tuple(
+        CheckResult(c.id, c.task, c.name, c.title, 0.0, c.points, c.public, feedback, key) for c in checks
+    )

@@ -1,0 +1,152 @@
+"""Files written for each student and for the class: results.json, feedback.md, grades.csv."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from autograder import __version__
+from autograder.config import Assignment
+from autograder.grading.results import SubmissionResult
+from autograder.output import class_report
+from autograder.output.gradebook import Gradebook
+from autograder.submissions.students import safe_name
+
+VISIBLE, HIDDEN = "visible", "after_published"
+Messages = dict[str, dict[str, str]]
+ENGLISH_UI = {
+    "observed": "Observed", "expected": "Expected", "idea": "Idea", "failing_input": "Failing input",
+    "feedback_title": "Feedback for {student}", "score": "Score", "next_step": "Next step",
+    "next_step_text": "Fix the first failed check, then run `autograder check` again.",
+    "all_passed": "Every check passed.", "your_output": "Output of your code", "notes": "Notes",
+}
+
+
+def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
+    """results.json in Gradescope's schema; every test tagged with its task id."""
+    tests = []
+    for t_index, task in enumerate(result.tasks, start=1):
+        for c_index, check in enumerate(task.checks, start=1):
+            tests.append(
+                {
+                    "name": f"{task.task}: {check.title}",
+                    "number": f"{t_index}.{c_index}",
+                    "score": check.score,
+                    "max_score": check.max_score,
+                    "status": "passed" if check.passed else "failed",
+                    "output": check.feedback,
+                    "output_format": "text",
+                    "visibility": VISIBLE if check.public else HIDDEN,
+                    "tags": [task.task],
+                    "extra_data": {"check_id": check.check_id, "message_key": check.message_key},
+                }
+            )
+    notes = "\n".join(([result.problem] if result.problem else []) + list(result.notes))
+    extra: dict[str, Any] = {}
+    if result.exam or result.penalty:  # an exam: the checks' total, the penalty and the variant
+        extra = {"raw_score": result.raw_score, "late_penalty": result.penalty, "exam": result.exam}
+    return {
+        "score": result.score,
+        "execution_time": round(result.execution_time, 3),
+        "output": notes,
+        "output_format": "text",
+        "test_output_format": "text",
+        "visibility": VISIBLE,
+        "stdout_visibility": "hidden",
+        "extra_data": {
+            "assignment": result.assignment,
+            "student": result.student,
+            "max_score": result.max_score,
+            "kit_version": __version__,
+            **extra,
+        },
+        "tests": tests,
+    }
+
+
+def _penalty_text(result: SubmissionResult) -> str:
+    if not result.penalty:
+        return ""
+    return f" (the checks gave {result.raw_score:g}; late penalty -{result.penalty:g})"
+
+
+def feedback_markdown(result: SubmissionResult, assignment: Assignment) -> str:
+    lines = [
+        f"# {assignment.title}: feedback for {result.student}",
+        "",
+        f"**Score: {result.score:g} / {result.max_score:g}**{_penalty_text(result)}",
+        "",
+    ]
+    for note in ([result.problem] if result.problem else []) + list(result.notes):
+        lines.append(f"> {note}")
+    for task in result.tasks:
+        lines += ["", f"## {task.task} ({task.score:g} / {task.max_score:g})", ""]
+        for check in task.checks:
+            mark = "✅" if check.passed else "❌"
+            lines.append(f"- {mark} {check.title} ({check.score:g}/{check.max_score:g})")
+            if check.feedback:
+                lines += ["", "  ```", *("  " + line for line in check.feedback.splitlines()), "  ```"]
+        if task.output.strip():
+            lines += ["", "  Output of your code (first lines):", "", "  ```"]
+            lines += ["  " + line for line in task.output.splitlines()[:20]] + ["  ```"]
+    return "\n".join(lines) + "\n"
+
+
+def feedback_html(result: SubmissionResult, assignment: Assignment, messages: Messages, lang: str) -> str:
+    """A self-contained page (no network needed) with every check and its feedback."""
+    ui = {**ENGLISH_UI, **messages.get("ui", {})}
+    env = class_report.templates()
+    notes = (result.problem,) + result.notes if result.problem else result.notes
+    shown = dataclasses.replace(result, notes=notes)
+    labels = {ui["observed"], ui["expected"], ui["idea"], ui["failing_input"]}
+    return env.get_template("feedback.html.j2").render(
+        r=shown, title=assignment.title, ui=ui, labels=labels, lang=lang, version=__version__
+    )
+
+
+def write_student(
+    out: Path, result: SubmissionResult, assignment: Assignment, messages: Messages | None = None,
+    lang: str = "en",
+) -> Path:
+    folder = out / safe_name(result.student)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(gradescope_results(result), indent=2, ensure_ascii=False)
+    (folder / "results.json").write_text(data + "\n", encoding="utf-8")
+    (folder / "feedback.md").write_text(feedback_markdown(result, assignment), encoding="utf-8")
+    html = feedback_html(result, assignment, messages or {}, lang)
+    (folder / "feedback.html").write_text(html, encoding="utf-8")
+    return folder
+
+
+def grades_rows(results: list[SubmissionResult], assignment: Assignment) -> list[list[str]]:
+    """One row per student: task scores, total, max; an exam adds the variant, the submission time
+    and the late penalty (the total is after the penalty)."""
+    exam = assignment.exam is not None
+    header = ["student", *[t.id for t in assignment.tasks], "total", "max"]
+    if exam:
+        header[1:1] = ["variant", "submitted_at"]
+        header.insert(-2, "late_penalty")
+    rows = [header]
+    for result in sorted(results, key=lambda r: r.student):
+        by_task = {t.task: t.score for t in result.tasks}
+        row = [result.student, *[f"{by_task.get(t.id, 0.0):g}" for t in assignment.tasks],
+               f"{result.score:g}", f"{result.max_score:g}"]
+        if exam:
+            row[1:1] = [str(result.exam.get("variant", "")), str(result.exam.get("submitted_at") or "")]
+            row.insert(-2, f"{result.penalty:g}")
+        rows.append(row)
+    return rows
+
+
+def write_class(
+    out: Path, book: Gradebook, assignment: Assignment, seconds: float, messages: Messages | None = None
+) -> None:
+    """grades.csv and report.html for every student the gradebook holds (this run and earlier ones)."""
+    results = book.current(assignment.id)
+    with (out / "grades.csv").open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(grades_rows(results, assignment))
+    summary = class_report.summarize(results, assignment, messages or {}, seconds)
+    class_report.write_report(out, summary)

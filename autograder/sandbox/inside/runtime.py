@@ -1,0 +1,122 @@
+"""Inside a worker: import one student file and run probes on it, answering in plain data."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+from autograder.sandbox import codec
+
+MESSAGE_LIMIT = 2000  # characters of a student's exception message kept for feedback
+
+
+def _clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """At most `limit` characters, valid Unicode (lone surrogates become "?")."""
+    if len(text) > limit:
+        text = text[:limit] + f"... [{len(text) - limit} more characters]"
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except BaseException:  # a hostile __str__ must not take the worker down
+        return "<exception message could not be read>"
+    return _clip(text if type(text) is str else "<not a string>")
+
+
+def _student_frame(exc: BaseException, task_dir: str) -> str:
+    """The last traceback line that points into the student's files, as `file:line in func`.
+
+    Walks the frames without formatting them, so a traceback of a million frames costs little.
+    """
+    where = ""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if type(code.co_filename) is str and code.co_filename.startswith(task_dir + "/"):
+            where = f"{Path(code.co_filename).name}:{tb.tb_lineno} in {code.co_name}"
+        tb = tb.tb_next
+    return _clip(where, 300)
+
+
+def describe_error(exc: BaseException, task_dir: str) -> dict[str, str]:
+    return {
+        "type": _clip(type(exc).__name__, 200),
+        "message": _safe_str(exc),
+        "where": _student_frame(exc, task_dir),
+    }
+
+
+def seed_everything(seed: int) -> None:
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    # The CPU generator only: torch.manual_seed also visits every accelerator backend (0.2 ms).
+    torch.default_generator.manual_seed(seed)
+
+
+def compile_probes(source: str) -> Any:
+    return compile(source, "probes.py", "exec")
+
+
+class TaskRuntime:
+    """One student module and the assignment's probes, loaded in this process."""
+
+    def __init__(self, task_dir: str, module_name: str, probes_source: str, probes_code: Any = None):
+        self.task_dir = str(Path(task_dir).resolve())
+        self.module_name = module_name
+        self.probes_source = probes_source
+        self.probes_code = probes_code
+        self.module: types.ModuleType | None = None
+        self.probes: dict[str, Any] = {}
+
+    def open(self) -> dict[str, Any]:
+        """Import the student's module; report an import failure as data."""
+        probes_ns: dict[str, Any] = {"__name__": "autograder_probes"}
+        code = self.probes_code or compile_probes(self.probes_source)
+        exec(code, probes_ns)
+        self.probes = {
+            name: fn
+            for name, fn in probes_ns.items()
+            if callable(fn)
+            and not name.startswith("_")
+            and getattr(fn, "__module__", "") == "autograder_probes"
+        }
+        # Last on the path: a student's helper modules import, but never in place of an installed
+        # or standard module (a `json.py` or `torch.py` would otherwise win for lazy imports).
+        if self.task_dir not in sys.path:
+            sys.path.append(self.task_dir)
+        path = Path(self.task_dir) / f"{self.module_name}.py"
+        try:
+            spec = importlib.util.spec_from_file_location(self.module_name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[self.module_name] = module
+            spec.loader.exec_module(module)
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt at import are the student's too
+            return {"imported": False, "error": describe_error(exc, self.task_dir)}
+        self.module = module
+        return {"imported": True}
+
+    def call(self, probe: str, kwargs: dict[str, Any], seed: int) -> bytes:
+        """Run one probe; the answer is already encoded, so nothing unencodable escapes."""
+        fn = self.probes.get(probe)
+        if fn is None:
+            return codec.encode({"kit_error": f"unknown probe {probe!r}"})
+        seed_everything(seed)
+        try:
+            value = fn(self.module, **kwargs)
+        except BaseException as exc:
+            return codec.encode({"error": describe_error(exc, self.task_dir)})
+        try:
+            return codec.encode({"value": value})
+        except Exception as exc:  # whatever the value's own methods raise
+            error = {"type": "UnsendableResult", "message": _safe_str(exc), "where": ""}
+            return codec.encode({"error": error})

@@ -1,0 +1,175 @@
+"""Grader-side handles on a task's worker: the sandboxed one, and an in-process one for debugging."""
+
+from __future__ import annotations
+
+import base64
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autograder.checks import StudentCodeError, WorkerLost
+from autograder.config import TaskConfig
+from autograder.sandbox import codec
+from autograder.sandbox.client import (
+    CLOSE_BUDGET,
+    FAILURES,
+    NPROC_LIMIT,
+    OUTPUT_LIMIT,
+    WorkerProcess,
+    clean_error,
+    clean_text,
+)
+from autograder.sandbox.inside.runtime import TaskRuntime
+
+
+def call_seed(task: str, probe: str, counter: int) -> int:
+    """Seed for one probe call: fixed by task, probe and call order, so regrading repeats."""
+    return zlib.crc32(f"{task}:{probe}:{counter}".encode())
+
+
+def unpack_answer(probe: str, answer: Any) -> Any:
+    """Turn a worker's decoded answer into a value, or raise what the student's code raised."""
+    if type(answer) is not dict:
+        raise StudentCodeError(probe, "BadAnswer", "the worker sent something that is not an answer")
+    if "value" in answer:
+        return answer["value"]
+    if "kit_error" in answer:
+        raise RuntimeError(f"probe {probe!r}: {answer['kit_error']}")
+    err = answer.get("error") or {}
+    raise StudentCodeError(
+        probe, str(err.get("type", "Error")), str(err.get("message", "")), str(err.get("where", ""))
+    )
+
+
+class InProcessSession:
+    """Runs probes in this very process. Trusted code only (reference solutions, debugging)."""
+
+    def __init__(self, task: str, task_dir: Path, module_name: str, probes_source: str):
+        self.task = task
+        self.runtime = TaskRuntime(str(task_dir), module_name, probes_source)
+        self.status = self.runtime.open()
+        self.counter = 0
+
+    def call(self, probe: str, /, **kwargs: Any) -> Any:
+        if not self.status.get("imported"):
+            err = self.status.get("error", {})
+            raise StudentCodeError("import", err.get("type", "ImportError"), err.get("message", ""))
+        self.counter += 1
+        args = codec.decode(codec.encode(kwargs))  # same round trip as the sandbox
+        answer = self.runtime.call(probe, args, call_seed(self.task, probe, self.counter))
+        return unpack_answer(probe, codec.decode(answer))
+
+
+@dataclass(frozen=True)
+class OpenResult:
+    """What happened when the student's module was imported."""
+
+    imported: bool
+    error: dict[str, str]
+
+
+class SandboxSession:
+    """A TaskSession over a WorkerProcess: one student file imported in a fresh limited child."""
+
+    def __init__(self, worker: WorkerProcess, task: TaskConfig):
+        self.worker = worker
+        self.task = task.id
+        self.config = task
+        self.counter = 0
+        self.lost: WorkerLost | None = None
+        self.output = ""
+        self.opened: OpenResult | None = None
+        self.budget = float(task.time_limit)
+
+    def open(self, files: dict[str, bytes], probes_source: str) -> OpenResult:
+        limits = {
+            "cpu": self.config.cpu_limit,
+            "wall": self.config.time_limit,
+            "memory_mb": self.config.memory_mb,
+            "output_kb": self.config.output_kb,
+            "nproc": NPROC_LIMIT if self.worker.launch.sandboxed else 0,
+        }
+        request = {
+            "op": "open",
+            "task": self.task,
+            "module": self.config.module,
+            "files": {name: base64.b64encode(data).decode() for name, data in sorted(files.items())},
+            "probes": probes_source,
+            "limits": limits,
+        }
+        # A (re)start of the worker is the grader's time, not the task's.
+        self.worker.ensure()
+        self.worker.limit_task(self.config.memory_mb)
+        self.budget = self.config.time_limit  # worker time left; the grader's own time is free
+        reply = self._timed_request(request)
+        result = self._opened(reply)
+        self.opened = result
+        return result
+
+    def _timed_request(self, message: dict[str, Any], payload: bytes = b"") -> dict[str, Any] | None:
+        started = time.monotonic()
+        reply = self.worker.request(message, self.budget, payload)
+        self.budget = max(self.budget - (time.monotonic() - started), 0.0)
+        return reply
+
+    def _failed(self, where: str) -> WorkerLost:
+        return WorkerLost(FAILURES.get(self.worker.failure, "killed"), where)
+
+    def _lost_reply(self, reply: dict[str, Any], where: str) -> WorkerLost:
+        self.output = clean_text(reply.get("output", ""), OUTPUT_LIMIT)
+        detail = reply.get("detail")
+        return WorkerLost(clean_text(reply["lost"], 100), clean_text(detail, 200) if detail else where)
+
+    def _opened(self, reply: dict[str, Any] | None) -> OpenResult:
+        if reply is None:
+            self.lost = self._failed("import")
+            return OpenResult(False, {})
+        if "lost" in reply:
+            self.lost = self._lost_reply(reply, "import")
+            return OpenResult(False, {})
+        status = reply.get("opened")
+        if type(status) is not dict or type(status.get("imported")) is not bool:
+            self.lost = WorkerLost("protocol", "import")
+            return OpenResult(False, {})
+        if status["imported"]:
+            return OpenResult(True, {})
+        return OpenResult(False, clean_error(status.get("error")))
+
+    def call(self, probe: str, /, **kwargs: Any) -> Any:
+        if self.lost is not None:
+            raise self.lost
+        if self.opened is None or not self.opened.imported:
+            err = self.opened.error if self.opened else {}
+            kind = err.get("type", "ImportError")
+            raise StudentCodeError("import", kind, err.get("message", ""), err.get("where", ""))
+        self.counter += 1
+        plain, payload = codec.plain({"kwargs": kwargs})  # arrays travel raw, after the line
+        message = {"op": "call", "probe": probe, "seed": call_seed(self.task, probe, self.counter), **plain}
+        reply = self._timed_request(message, payload)
+        if reply is None:
+            self.lost = self._failed(probe)
+            raise self.lost
+        if "lost" in reply:
+            self.lost = self._lost_reply(reply, probe)
+            raise self.lost
+        answer = reply.get("answer")
+        if type(answer) is not dict:
+            self.lost = WorkerLost("protocol", probe)
+            raise self.lost
+        if "error" in answer:
+            answer = {**answer, "error": clean_error(answer["error"])}
+        return unpack_answer(probe, answer)
+
+    def close(self) -> str:
+        """End the task: everything it started is killed; returns its captured output."""
+        if self.worker.proc is None or self.lost is not None:
+            return self.output
+        reply = self.worker.request({"op": "close"}, CLOSE_BUDGET)
+        if reply and reply.get("closed") is True:
+            self.output = clean_text(reply.get("output", ""), OUTPUT_LIMIT)
+            dropped = reply.get("dropped")
+            if type(dropped) is int and dropped > 0:
+                self.output += f"\n... [{dropped} more bytes of output dropped]"
+        return self.output

@@ -1,0 +1,194 @@
+"""Read a student's submission (a folder or a zip) into file contents, refusing what must not run."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import stat
+import sys
+import zipfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_TOTAL_BYTES = 16 * 1024 * 1024
+MAX_ZIP_ENTRIES = 2000
+MAX_NESTING = 4  # folders inside folders before the files (as zips of a folder are made)
+MAX_SHOWN_NAME = 120  # characters of a file name quoted in a note
+NEVER_RUN = {"conftest.py", "sitecustomize.py", "usercustomize.py", "__init__.py", "__main__.py"}
+
+
+@dataclass(frozen=True)
+class Collected:
+    """The Python files of a submission that may run, and why others were left out."""
+
+    files: dict[str, bytes]
+    notes: tuple[str, ...]
+    problem: str = ""  # set when nothing could be read at all (broken zip, empty folder)
+
+
+@lru_cache(maxsize=1)
+def shadowed_names() -> frozenset[str]:
+    """Module names a student file must not take: the standard library and installed packages."""
+    names = set(sys.stdlib_module_names) | set(sys.builtin_module_names) | {"autograder"}
+    for top_level in importlib.metadata.packages_distributions():
+        names.add(top_level)
+    return frozenset(n.lower() for n in names)
+
+
+def shown(name: str) -> str:
+    """A file name as notes quote it: valid Unicode (undecodable bytes replaced), clipped."""
+    text = os.fsencode(name).decode("utf-8", "replace") if isinstance(name, str) else str(name)
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= MAX_SHOWN_NAME else text[:MAX_SHOWN_NAME] + "..."
+
+
+def _refusal(name: str, given: tuple[str, ...]) -> str:
+    stem = name.removesuffix(".py")
+    if name in given:
+        return "the kit always uses its own copy of this given file"
+    if name in NEVER_RUN:
+        return "files like this could change how grading runs"
+    if not name.endswith(".py"):
+        return ".pth files are never run"
+    if not stem.isidentifier():
+        return "the name is not a valid Python module name"
+    if stem.lower() in shadowed_names():
+        return f"it has the name of the installed module `{stem}`; rename it"
+    return ""
+
+
+def _accept(
+    name: str, data: bytes, given: tuple[str, ...], files: dict[str, bytes], notes: list[str]
+) -> None:
+    if not name.endswith((".py", ".pth")):
+        return  # data, notes and notebooks' leftovers are not code to run
+    if name in given:
+        return  # handing back the given data.py is normal: the kit's own copy is used, silently
+    reason = _refusal(name, given)
+    if reason:
+        notes.append(f"`{shown(name)}` was ignored: {reason}.")
+        return
+    if len(data) > MAX_FILE_BYTES:
+        notes.append(f"`{shown(name)}` was ignored: it is larger than {MAX_FILE_BYTES // 1024} KB.")
+        return
+    files[name] = data
+
+
+def _read_regular(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of a regular file, never through a link (None for anything else)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return handle.read(limit)
+
+
+def _from_folder(folder: Path, given: tuple[str, ...], depth: int = 0) -> Collected:
+    entries = sorted(folder.iterdir())
+    py = [e for e in entries if e.name.endswith(".py")]
+    dirs = [e for e in entries if e.is_dir() and not e.is_symlink() and not e.name.startswith((".", "__"))]
+    if not py and len(dirs) == 1 and depth < MAX_NESTING:  # a folder inside the folder, as many zips are made
+        return _from_folder(dirs[0], given, depth + 1)
+    files: dict[str, bytes] = {}
+    notes: list[str] = []
+    for entry in entries:
+        if entry.is_symlink():
+            notes.append(f"`{shown(entry.name)}` was ignored: links are not followed.")
+            continue
+        if not entry.name.endswith((".py", ".pth")) or not entry.is_file():
+            continue
+        data = _read_regular(entry, MAX_FILE_BYTES + 1)
+        if data is None:
+            continue
+        if len(data) > MAX_FILE_BYTES:
+            notes.append(f"`{shown(entry.name)}` was ignored: it is larger than {MAX_FILE_BYTES // 1024} KB.")
+            continue
+        _accept(entry.name, data, given, files, notes)
+    problem = "" if files else "the folder holds no Python files of the assignment"
+    return Collected(files, tuple(notes), problem)
+
+
+def _from_zip(path: Path, given: tuple[str, ...]) -> Collected:
+    try:
+        archive = zipfile.ZipFile(path)
+    except Exception as exc:  # BadZipFile, OSError, and whatever a malformed archive makes zipfile raise
+        problem = f"`{shown(path.name)}` is not a readable zip file ({shown(str(exc))})"
+        return Collected({}, (), problem + "; submit a zip of your folder")
+    files: dict[str, bytes] = {}
+    notes: list[str] = []
+    total = 0
+    with archive:
+        infos = archive.infolist()
+        if len(infos) > MAX_ZIP_ENTRIES:
+            return Collected({}, (), f"`{path.name}` has {len(infos)} entries; submit only your .py files")
+        py_infos = [i for i in infos if not i.is_dir() and i.filename.endswith((".py", ".pth"))]
+        for info in sorted(py_infos, key=lambda i: i.filename):
+            parts = PurePosixPath(info.filename.replace("\\", "/")).parts
+            name = parts[-1] if parts else ""
+            quoted = f"`{shown(info.filename)}`"
+            if info.filename.startswith("/") or ".." in parts:
+                notes.append(f"{quoted} was ignored: paths outside the folder are not allowed.")
+                continue
+            if stat.S_ISLNK(info.external_attr >> 16):
+                notes.append(f"{quoted} was ignored: links are not followed.")
+                continue
+            if parts[0] in ("__MACOSX",) or len(parts) > 3:
+                continue
+            too_big = f"{quoted} was ignored: it unpacks to more than {MAX_FILE_BYTES // 1024} KB."
+            if info.file_size > MAX_FILE_BYTES or total + info.file_size > MAX_TOTAL_BYTES:
+                notes.append(too_big)
+                continue
+            try:
+                with archive.open(info) as handle:
+                    data = handle.read(MAX_FILE_BYTES + 1)  # never trust the declared size
+            except Exception as exc:  # corrupt data (zlib.error), encryption, unknown compression...
+                notes.append(f"{quoted} could not be unpacked ({shown(str(exc))}).")
+                continue
+            if len(data) > MAX_FILE_BYTES or total + len(data) > MAX_TOTAL_BYTES:
+                notes.append(too_big)
+                continue
+            total += len(data)
+            if name in files:
+                notes.append(f"{quoted} was ignored: another `{shown(name)}` came first.")
+                continue
+            _accept(name, data, given, files, notes)
+    problem = "" if files else f"`{shown(path.name)}` holds no Python files of the assignment"
+    return Collected(files, tuple(notes), problem)
+
+
+def collect(path: Path, given: tuple[str, ...] = (), assignment: Any = None) -> Collected:
+    """The files of one submission: a folder of .py files, a .zip of one, or a notebook.
+
+    Never raises for anything in the submission: what cannot be read becomes a note or a problem.
+    """
+    try:
+        if path.suffix.lower() == ".ipynb" and not path.is_dir():
+            from autograder.submissions.notebook import collect_notebook
+
+            return collect_notebook(path, given, assignment)
+        return _collect(path, given)
+    except (OSError, RecursionError, ValueError) as exc:
+        return Collected({}, (), f"`{shown(path.name)}` could not be read ({shown(str(exc))})")
+
+
+def _collect(path: Path, given: tuple[str, ...]) -> Collected:
+    if path.is_symlink():
+        return Collected({}, (), f"`{shown(path.name)}` is a link; submit the folder or zip itself")
+    if path.is_dir():
+        return _from_folder(path, given)
+    if path.suffix.lower() == ".zip":
+        return _from_zip(path, given)
+    if path.suffix == ".py":
+        files: dict[str, bytes] = {}
+        notes: list[str] = []
+        _accept(path.name, _read_regular(path, MAX_FILE_BYTES + 1) or b"", given, files, notes)
+        return Collected(files, tuple(notes), "" if files else f"`{shown(path.name)}` cannot be graded")
+    return Collected(
+        {}, (), f"`{shown(path.name)}` is neither a folder, a .zip nor a notebook; submit one of those"
+    )
