@@ -94,7 +94,9 @@ def test_zip_layout(zip_path):
         runner = archive.read("run_autograder").decode()
         config = json.loads(archive.read("gradescope.json"))
     for required in ("setup.sh", "run_autograder", "grading.toml", "pyproject.toml", "README.md",
-                     "autograder/__init__.py", "autograder/engine.py", "autograder/messages/en.toml",
+                     "autograder/__init__.py", "autograder/batch.py",
+                     "autograder/grading/grader.py", "autograder/sandbox/inside/server.py",
+                     "autograder/messages/en.toml",
                      "solutions/nn_module/tinynet.py", "solutions/nn_module/data.py",
                      "solutions/nn_module/graders/hidden/test_tinynet.py",
                      "solutions/nn_module/graders/messages/en.toml"):

@@ -83,16 +83,17 @@ class ExamPlan:
         exam = self.exam
         variant = self.variant_of(name)
         graders = self.graders_for(grader, variant)
-        graded = []
+        swaps: list[SwapFinding] = []
+        tasks = []
         for task in grader.assignment.tasks:
             def inspect(session: SandboxSession, checks: tuple[Any, ...], results: tuple[CheckResult, ...],
-                        task: TaskConfig = task) -> SwapFinding | None:
+                        task: TaskConfig = task) -> None:
                 if variant is None or sum(r.score for r in results) >= sum(c.points for c in checks):
-                    return None
-                return self._swapped(grader, task, session, graders, variant, checks, results)
-            graded.append(grader.grade_task(task, submission, graders, inspect))
-        tasks = tuple(result for result, _ in graded)
-        swaps = [finding for _, finding in graded if finding is not None]
+                    return
+                found = self._swapped(grader, task, session, graders, variant, checks, results)
+                if found is not None:
+                    swaps.append(found)
+            tasks.append(grader.grade_task(task, submission, graders, inspect))
         raw = round(sum(t.score for t in tasks), 6)
         when = timing.submission_time(path, name, exam.tz, self.times)
         late = timing.lateness(exam, when.moment)
@@ -110,8 +111,8 @@ class ExamPlan:
         if variant is not None:
             info = {"variant": variant.code, "choices": variant.choices, **info,
                     "swapped": [f.as_data() for f in swaps]}
-        return SubmissionResult(name, grader.assignment.id, tasks, tuple(notes), 0.0, submission.problem,
-                                penalty, info)
+        return SubmissionResult(name, grader.assignment.id, tuple(tasks), tuple(notes), 0.0,
+                                submission.problem, penalty, info)
 
     def _swapped(
         self, grader: Grader, task: TaskConfig, session: SandboxSession, graders: Graders,

@@ -24,8 +24,8 @@ from autograder.sandbox.session import SandboxSession
 from autograder.submissions.collect import Collected, collect
 from autograder.submissions.students import student_name
 
-# Called while a task's worker is still open, after its checks ran: what the plan wants to know more.
-Inspect = Callable[[SandboxSession, tuple[Any, ...], tuple[CheckResult, ...]], Any]
+# Called while a task's worker is still open, after its checks ran: a plan's own further look.
+Inspect = Callable[[SandboxSession, tuple[Any, ...], tuple[CheckResult, ...]], None]
 
 
 class Plan(Protocol):
@@ -45,7 +45,7 @@ class PlainPlan:
         return None
 
     def grade(self, grader: Grader, path: Path, name: str, submission: Collected) -> SubmissionResult:
-        tasks = tuple(grader.grade_task(task, submission)[0] for task in grader.assignment.tasks)
+        tasks = tuple(grader.grade_task(task, submission) for task in grader.assignment.tasks)
         return SubmissionResult(name, grader.assignment.id, tasks, submission.notes, 0.0, submission.problem)
 
 
@@ -132,8 +132,8 @@ class Grader:
     def grade_task(
         self, task: TaskConfig, submission: Collected, graders: Graders | None = None,
         inspect: Inspect | None = None,
-    ) -> tuple[TaskResult, Any]:
-        """One task's result, and what `inspect` found while its worker was open (None without one)."""
+    ) -> TaskResult:
+        """One task's result; `inspect` looks further while the task's worker is still open."""
         graders = graders or self.graders
         checks = graders.for_task(task.id)
         if self.options.public_only:
@@ -142,10 +142,9 @@ class Grader:
         if task.file not in submission.files:
             key = "engine.missing_file"
             feedback = judge.render(graders, key, {"file": task.file, "module": task.module})
-            return TaskResult(task.id, max_score, judge.failed_all(checks, key, feedback)), None
+            return TaskResult(task.id, max_score, judge.failed_all(checks, key, feedback))
         session = SandboxSession(self.worker, task)
         opened = session.open({**submission.files, **self.given}, graders.probes_source)
-        found = None
         if session.lost is not None:
             key, feedback = judge.lost_feedback(graders, task, session.lost)
             results = judge.failed_all(checks, key, feedback)
@@ -159,6 +158,6 @@ class Grader:
         else:
             results = tuple(judge.run_check(c, session, graders, task) for c in checks)
             if inspect is not None:
-                found = inspect(session, checks, results)
+                inspect(session, checks, results)
         output = session.close()
-        return TaskResult(task.id, max_score, results, (), output), found
+        return TaskResult(task.id, max_score, results, (), output)
