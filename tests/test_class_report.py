@@ -113,3 +113,20 @@ def test_pages_render_in_chromium(graded_sample, tmp_path):
         else:
             rahim = next(r["total"] for r in rows if r["student"] == "rahim")
             assert f'id="total">{rahim}<' in dom
+
+
+GOLDEN = Path(__file__).parent / "data" / "sample_results"
+
+
+def test_sample_class_results_are_byte_for_byte_as_recorded(graded_sample):
+    """Every student's results.json is exactly the recorded one, execution time aside.
+
+    Recorded with the engine before it was reorganised into subpackages; a change to the graders
+    or the sample class that changes a score or a word of feedback must re-record them
+    (copy OUT/<student>/results.json here with "execution_time": 0) and say why in its commit."""
+    recorded = sorted(p.stem for p in GOLDEN.glob("*.json"))
+    assert recorded == ["arif", "ayesha", "maya", "nusrat", "rahim", "tanvir"]
+    for student in recorded:
+        produced = (graded_sample / student / "results.json").read_bytes()
+        produced = re.sub(rb'"execution_time": [0-9.e-]+', b'"execution_time": 0', produced)
+        assert produced == (GOLDEN / f"{student}.json").read_bytes(), student
