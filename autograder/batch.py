@@ -72,6 +72,8 @@ def grade_batch(
     which stays the caller's (else one is started for this batch, only if there is work).
     """
     started = time.monotonic()
+    if pool is not None:
+        options = pool.options  # the pool's graders speak its language
     target = kit.assignment(assignment)
     language = options.language(kit.language)
     plan = plan_for(kit, target.id, secret, times)  # an exam without its secret stops here
