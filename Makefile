@@ -12,4 +12,5 @@ test:
 	@AUTOGRADER_BROWSER=1 scripts/setup
 	.venv/bin/ruff check .
 	.venv/bin/mypy autograder
+	.venv/bin/lint-imports
 	.venv/bin/python -m pytest -q
