@@ -1,12 +1,16 @@
 """The main flow for a class: submissions -> grading pool (sandboxed workers, judgement) -> files.
 
-`grade_batch` lists a folder of submissions, grades those the gradebook lacks on a `GradingPool`
-(its own, or one the caller keeps warm across batches) and writes each student's files as their
-result arrives, then the class's: grades.csv, report.html, gradebook.sqlite.
+`grade_batch` lists a folder of submissions and reads each one; the ledger (the gradebook) says
+which grades are missing or out of date: a new student, a changed submission, or graders that
+changed since. Those are claimed, graded on a `GradingPool` (its own, or one the caller keeps warm
+across batches), signed and recorded as each arrives, with the student's files; then the class's
+files: grades.csv, report.html.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -14,26 +18,54 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from autograder.config import Kit
+from autograder.config import Assignment, Kit
 from autograder.exam.plan import plan_for
 from autograder.grading.course import ENGINE_MESSAGES, load_messages
+from autograder.grading.grader import PlainPlan, Plan
 from autograder.grading.options import DEFAULT_OPTIONS, GradeOptions
 from autograder.grading.pool import GradingPool
+from autograder.grading.provenance import grader_digest, provenance, submission_digest
 from autograder.grading.results import SubmissionResult
-from autograder.output import reports
+from autograder.output import reports, signing
+from autograder.output.claims import Claims
 from autograder.output.gradebook import Gradebook
 from autograder.sandbox import launch
+from autograder.submissions.collect import Collected, collect
 from autograder.submissions.students import student_name
 
 
 @dataclass(frozen=True)
 class BatchSummary:
-    """What a batch run did."""
+    """What a batch run did: whom it graded and why, whom it kept, whom another run holds."""
 
     graded: int
     skipped: int
     seconds: float
     out: Path
+    new: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()  # the submission is not the one graded before
+    stale: tuple[str, ...] = ()  # the same submission, but the graders changed since
+    busy: tuple[str, ...] = ()  # another live run on this gradebook is grading them
+
+    def describe(self) -> str:
+        parts = [f"{len(self.new)} new", f"{len(self.changed)} changed"]
+        if self.stale:
+            shown = ", ".join(self.stale[:10]) + (", ..." if len(self.stale) > 10 else "")
+            parts.append(f"{len(self.stale)} stale because the graders changed ({shown})")
+        else:
+            parts.append("0 stale")
+        text = f"graded {self.graded} submissions ({'; '.join(parts)}), {self.skipped} unchanged kept"
+        if self.busy:
+            text += f"; {len(self.busy)} left to another run grading them now ({', '.join(self.busy[:10])})"
+        return text
+
+
+@dataclass(frozen=True)
+class _Entry:
+    path: Path
+    student: str
+    collected: Collected
+    key: tuple[str, str]  # (submission digest, grader digest)
 
 
 def default_jobs() -> int:
@@ -46,6 +78,26 @@ def list_submissions(folder: Path) -> list[Path]:
         p for p in folder.iterdir()
         if not p.name.startswith((".", "_")) and (p.is_dir() or p.suffix.lower() in (".zip", ".py", ".ipynb"))
     )
+
+
+def read_submissions(kit: Kit, target: Assignment, paths: list[Path], plan: Plan, lang: str) -> list[_Entry]:
+    """Each submission read once, with the key of the grade it would get."""
+    graders = grader_digest(kit, target, lang)
+    entries = []
+    for path in paths:
+        name = student_name(path)
+        collected = collect(path, target.given, target)
+        entries.append(_Entry(path, name, collected, (submission_digest(collected, plan.context(path, name)),
+                                                       graders)))
+    return entries
+
+
+def stamped(result: SubmissionResult, key: tuple[str, str], secret: bytes) -> SubmissionResult:
+    """The result with its provenance and signature."""
+    tasks = {t.task: t.score for t in result.tasks}
+    text = signing.signed_text(result.assignment, result.student, result.score, result.max_score, tasks, *key)
+    info = {**provenance(*key), "signature": signing.sign(secret, text)}
+    return dataclasses.replace(result, provenance=info)
 
 
 def grade_batch(
@@ -63,7 +115,7 @@ def grade_batch(
     times: Mapping[str, datetime] | None = None,
     pool: GradingPool | None = None,
 ) -> BatchSummary:
-    """Grade every submission in a folder; resumable: students already graded are kept.
+    """Grade the submissions in a folder whose grade is missing or out of date (all: `regrade`).
 
     An exam (an assignment with an [exam] table) is graded per student's variant with the
     instructor's `secret` (default: from the environment; refused before anything is graded
@@ -77,31 +129,68 @@ def grade_batch(
     target = kit.assignment(assignment)
     language = options.language(kit.language)
     plan = plan_for(kit, target.id, secret, times)  # an exam without its secret stops here
+    key = signing.load_key(kit.root)
     if options.sandbox and pool is None:
         launch.check_available(kit.sandbox.uid_base)
-    paths = list_submissions(submissions)
+    entries = read_submissions(kit, target, list_submissions(submissions), plan or PlainPlan(), language)
     out.mkdir(parents=True, exist_ok=True)
     messages = load_messages([ENGINE_MESSAGES, target.graders / "messages"], language)
-    book = Gradebook(gradebook or out / "gradebook.sqlite")
+    book_path = gradebook or out / "gradebook.sqlite"
+    book = Gradebook(book_path)
     try:
-        done = set() if regrade else book.graded_students(target.id)
-        todo = [p for p in paths if student_name(p) not in done]
-        if todo:
-            own = pool is None
-            if pool is None:
-                jobs = max(1, min(jobs or default_jobs(), len(todo)))
-                pool = GradingPool(kit, options, jobs, target.id)
-            try:
-                pool.start()
-                for result in pool.grade_many(todo, assignment=target.id, plan=plan):
-                    reports.write_student(out, result, target, messages, language)
-                    book.record(result)  # one transaction per student: a kill loses nothing graded
-                    if on_result is not None:
-                        on_result(result)
-            finally:
-                if own:
-                    pool.close()
+        known = book.keys(target.id)
+        why = {e.student: _why(known.get(e.student), e.key, regrade) for e in entries}
+        due = [e for e in entries if why[e.student]]
+        with Claims(book_path) as claims:
+            ours, busy = claims.claim(target.id, [e.student for e in due])
+            todo = [e for e in due if e.student in set(ours)]
+
+            def write(result: SubmissionResult) -> None:
+                reports.write_student(out, result, target, messages, language)
+                if on_result is not None:
+                    on_result(result)
+
+            if todo:
+                _grade(kit, target, todo, options, jobs, pool, plan, book, claims, key, regrade, write)
         reports.write_class(out, book, target, time.monotonic() - started, messages)
     finally:
         book.close()
-    return BatchSummary(len(todo), len(paths) - len(todo), time.monotonic() - started, out)
+    def named(reason: str) -> tuple[str, ...]:
+        return tuple(e.student for e in todo if why[e.student] == reason)
+
+    return BatchSummary(len(todo), len(entries) - len(due), time.monotonic() - started, out,
+                        new=named("new"), changed=named("changed"), stale=named("stale"), busy=tuple(busy))
+
+
+def _why(known: tuple[str, str] | None, key: tuple[str, str], regrade: bool) -> str:
+    """Why a student is graded now ("" when their grade stands)."""
+    if known is None:
+        return "new"
+    if known[0] != key[0]:
+        return "changed"
+    if known[1] != key[1]:
+        return "stale"
+    return "changed" if regrade else ""
+
+
+def _grade(kit: Kit, target: Assignment, todo: list[_Entry], options: GradeOptions, jobs: int | None,
+           pool: GradingPool | None, plan: Plan | None, book: Gradebook, claims: Claims, key: bytes,
+           regrade: bool, write: Callable[[SubmissionResult], None]) -> None:
+    own = pool is None
+    if pool is None:
+        pool = GradingPool(kit, options, max(1, min(jobs or default_jobs(), len(todo))), target.id)
+    by_student = {e.student: e for e in todo}
+    try:
+        pool.start()
+        collected = {e.path: e.collected for e in todo}
+        for result in pool.grade_many([e.path for e in todo], assignment=target.id, plan=plan,
+                                      collected=collected):
+            entry = by_student[result.student]
+            result = stamped(result, entry.key, key)
+            write(result)
+            # One transaction per student, with the claim's release: a kill loses nothing graded.
+            release = functools.partial(claims.release_in, assignment=target.id, student=result.student)
+            book.record(result, force=regrade, after=release)
+    finally:
+        if own:
+            pool.close()

@@ -90,10 +90,7 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
         options = GradeOptions(sandbox=not no_sandbox, lang=lang)
         summary = grade_batch(kit, submissions, out, assignment=target.id, options=options, jobs=jobs,
                               gradebook=gradebook, regrade=regrade, on_result=show)
-    click.echo(
-        f"graded {summary.graded} submissions ({summary.skipped} already graded) in "
-        f"{summary.seconds:.1f} s -> {out}/grades.csv"
-    )
+    click.echo(f"{summary.describe()} in {summary.seconds:.1f} s -> {out}/grades.csv")
 
 
 @main.command()
@@ -126,6 +123,21 @@ def doctor(kit_dir: Path | None) -> None:
         click.echo(f"ok: {assignment.id}: {sum(len(c) for c in graders.checks.values())} checks")
     check_available(kit.sandbox.uid_base)
     click.echo("ok: sandbox (bubblewrap namespaces, unprivileged uid)")
+
+
+@main.command()
+@click.argument("out", type=click.Path(path_type=Path, exists=True))
+@friendly
+def verify(out: Path) -> None:
+    """Check that every score in OUT (results.json, grades.csv, the gradebook) matches its signature."""
+    from autograder.output.signing import load_key
+    from autograder.output.verify import verify_out
+
+    report = verify_out(out, load_key(create=False))
+    for line in report.lines():
+        click.echo(line)
+    click.echo(f"{report.checked} grades checked, {len(report.problems)} do not verify")
+    sys.exit(0 if report.ok else 1)
 
 
 def _register() -> None:

@@ -41,3 +41,33 @@ kit_option = click.option(
     "--kit", "kit_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
     help="Folder holding grading.toml (default: found from here upwards).",
 )
+
+
+ALLOW_UNVERIFIED = "--allow-unverified"
+allow_unverified_option = click.option(
+    "--allow-unverified", "allow_unverified", is_flag=True, default=False,
+    help="Export even when a score in OUT no longer matches its signature (see `autograder verify`).",
+)
+
+
+def require_verified(out: Path, allow: bool) -> None:
+    """Refuse to send on grades whose signatures do not hold (a hand-edited score), unless allowed."""
+    from autograder.output.signing import load_key
+    from autograder.output.verify import verify_out
+
+    report = verify_out(out, load_key(create=False))
+    if report.ok:
+        return
+    shown = "\n  ".join(report.lines()[:20])
+    more = f"\n  ... and {len(report.problems) - 20} more" if len(report.problems) > 20 else ""
+    if allow:
+        err.print(f"[yellow]warning:[/] {out} does not verify ({ALLOW_UNVERIFIED} given):\n  {shown}{more}")
+        return
+    raise UnverifiedGrades(
+        f"{out} does not verify, so nothing was exported:\n  {shown}{more}\n"
+        f"regrade (autograder grade ... --regrade) to sign the grades again, or pass {ALLOW_UNVERIFIED}"
+    )
+
+
+class UnverifiedGrades(AutograderError):
+    """Grades whose signatures do not hold."""

@@ -11,15 +11,29 @@ from typing import Any
 
 import click
 
-from autograder.cli.common import find_kit, friendly, kit_option
+from autograder.cli.common import find_kit, friendly, kit_option, require_verified
 from autograder.platforms.exports import CANVAS_MATCH, MOODLE_ID_COLUMNS, ExportError, ExportReport
 
 assignment_option = click.option("--assignment", default=None,
                                  help="Assignment id (default: the kit's default).")
-gradebook_option = click.option(
+_gradebook = click.option(
     "--gradebook", "gradebook_path", type=click.Path(path_type=Path), required=True,
     help="The gradebook `autograder grade` wrote: OUT/gradebook.sqlite, or the OUT folder itself.",
 )
+
+
+def gradebook_option(command: Any) -> Any:
+    """--gradebook, and --allow-unverified (kept in the context for current_results)."""
+
+    def remember(ctx: click.Context, _param: Any, value: bool) -> bool:
+        ctx.meta["allow_unverified"] = value
+        return value
+
+    flag = click.option("--allow-unverified", is_flag=True, expose_value=False, callback=remember,
+                        help="Export even when a score no longer matches its signature.")
+    return _gradebook(flag(command))
+
+
 bom_option = click.option("--bom/--no-bom", default=True, show_default=True,
                           help="Begin with a UTF-8 byte-order mark (for Excel).")
 
@@ -31,6 +45,7 @@ def current_results(gradebook_path: Path, assignment_id: str) -> list[Any]:
     path = gradebook_path / "gradebook.sqlite" if gradebook_path.is_dir() else gradebook_path
     if not path.is_file():
         raise ExportError(f"no gradebook at {path}: run `autograder grade SUBMISSIONS --out OUT` first")
+    require_verified(gradebook_path, bool(click.get_current_context().meta.get("allow_unverified")))
     book = Gradebook(path)
     try:
         results = book.current(assignment_id)

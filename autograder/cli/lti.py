@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from autograder.cli.common import friendly
+from autograder.cli.common import allow_unverified_option, friendly, require_verified
 
 
 @click.group()
@@ -42,9 +42,10 @@ def publish() -> None:
               help="Attempts per request on 429, 5xx and connection errors.")
 @click.option("--retry-delay", type=click.FloatRange(0.0, 60.0), default=1.0, show_default=True,
               help="First backoff delay in seconds (doubles each attempt, 30 s at most).")
+@allow_unverified_option
 @friendly
 def publish_lti_command(out: Path, platform_file: Path, roster: Path | None, assignment: str | None,
-                        dry_run: bool, retries: int, retry_delay: float) -> None:
+                        dry_run: bool, retries: int, retry_delay: float, allow_unverified: bool) -> None:
     """Post each student's score from the graded batch in OUT to the LMS line item (LTI 1.3 AGS).
 
     Scores already sent unchanged are skipped; refused and pending ones are sent again. The log of
@@ -59,6 +60,7 @@ def publish_lti_command(out: Path, platform_file: Path, roster: Path | None, ass
         publish_lti,
     )
 
+    require_verified(out, allow_unverified)
     config = load_platform(platform_file)
     policy = RetryPolicy(attempts=retries, base_delay=retry_delay)
     report = publish_lti(out, config, roster=roster, assignment=assignment, dry_run=dry_run, retry=policy)

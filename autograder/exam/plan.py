@@ -79,6 +79,13 @@ class ExamPlan:
         return grader.graders.with_params(
             variant_params(grader.graders.module("params"), variant.choices, where))
 
+    def context(self, path: Path, name: str) -> str:
+        """The variant and the submission's time: either changes the grade."""
+        variant = self.variant_of(name)
+        when = timing.submission_time(path, name, self.exam.tz, self.times)
+        moment = when.moment.isoformat() if when.moment else ""
+        return f"{variant.code if variant else ''}|{moment}|{when.source or when.problem}"
+
     def grade(self, grader: Grader, path: Path, name: str, submission: Collected) -> SubmissionResult:
         exam = self.exam
         variant = self.variant_of(name)

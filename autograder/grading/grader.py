@@ -37,12 +37,18 @@ class Plan(Protocol):
     def grade(self, grader: Grader, path: Path, name: str, submission: Collected) -> SubmissionResult:
         """The submission's result."""
 
+    def context(self, path: Path, name: str) -> str:
+        """What else than the files a grade under this plan depends on (part of the grading's key)."""
+
 
 class PlainPlan:
     """Every task against the assignment's own graders; the score is the sum of the tasks."""
 
     def prepare(self, graders: Graders) -> None:
         return None
+
+    def context(self, path: Path, name: str) -> str:
+        return ""
 
     def grade(self, grader: Grader, path: Path, name: str, submission: Collected) -> SubmissionResult:
         tasks = tuple(grader.grade_task(task, submission) for task in grader.assignment.tasks)
@@ -112,17 +118,19 @@ class Grader:
         if self.owns_worker:
             self.worker.stop()
 
-    def grade(self, path: Path, student: str | None = None, plan: Plan | None = None) -> SubmissionResult:
+    def grade(self, path: Path, student: str | None = None, plan: Plan | None = None,
+              collected: Collected | None = None) -> SubmissionResult:
         """Grade one submission (folder, zip or notebook); never raises for anything the student did.
 
-        `plan` replaces the grader's own for this submission (checked against its graders first)."""
+        `plan` replaces the grader's own for this submission (checked against its graders first);
+        `collected`: the submission's files as already read (else they are read here)."""
         started = time.monotonic()
         if plan is not None and not self.options.public_only:
             plan.prepare(self.graders)
         else:
             plan = self.plan
         name = student or student_name(path)
-        submission = collect(path, self.assignment.given, self.assignment)
+        submission = collected or collect(path, self.assignment.given, self.assignment)
         try:
             result = plan.grade(self, path, name, submission)
         finally:

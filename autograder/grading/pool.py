@@ -12,7 +12,7 @@ import gc
 import multiprocessing
 import os
 import signal
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -26,6 +26,7 @@ from autograder.grading.grader import Grader, Plan, worker_launch
 from autograder.grading.options import DEFAULT_OPTIONS, GradeOptions
 from autograder.grading.results import SubmissionResult
 from autograder.sandbox.client import WorkerProcess
+from autograder.submissions.collect import Collected
 
 SLOT_WAIT = 30.0  # seconds a new grading process waits for its slot (all are handed out at once)
 BROKEN = (
@@ -60,8 +61,9 @@ def _adopt(kit: Kit, options: GradeOptions, slots: Any, pids: Any, spawned: list
     _Process.kit, _Process.options, _Process.worker, _Process.graders = kit, options, spawned[slot], {}
 
 
-def _grade(assignment: str, path: Path, student: str | None, plan: Plan | None) -> SubmissionResult:
-    return _Process.grader(assignment).grade(path, student, plan)
+def _grade(assignment: str, path: Path, student: str | None, plan: Plan | None,
+           collected: Collected | None) -> SubmissionResult:
+    return _Process.grader(assignment).grade(path, student, plan, collected)
 
 
 class GradingPool:
@@ -168,8 +170,8 @@ class GradingPool:
 
     # -- grading ---------------------------------------------------------------------------
     def submit(self, path: Path, *, student: str | None = None, assignment: str | None = None,
-               plan: Plan | None = None) -> Future[SubmissionResult]:
-        """Grade one submission; the future's result is its SubmissionResult.
+               plan: Plan | None = None, collected: Collected | None = None) -> Future[SubmissionResult]:
+        """Grade one submission (`collected`: its files as already read); the future gives its result.
 
         A grading process that died breaks the pool: its futures raise WorkerProtocolError, and
         the next `submit` starts the pool again."""
@@ -180,18 +182,19 @@ class GradingPool:
         target = self.kit.assignment(assignment).id if assignment else self.assignment
         if isinstance(self._executor, ThreadPoolExecutor):
             grader = self._local_grader(target)
-            return self._executor.submit(grader.grade, path, student, plan)
+            return self._executor.submit(grader.grade, path, student, plan, collected)
         try:
-            future = self._executor.submit(_grade, target, path, student, plan)
+            future = self._executor.submit(_grade, target, path, student, plan, collected)
         except BrokenProcessPool:
             self.broken = True
             raise WorkerProtocolError(BROKEN) from None
         return future
 
-    def grade_many(self, paths: Iterable[Path], *, assignment: str | None = None,
-                   plan: Plan | None = None) -> Iterator[SubmissionResult]:
+    def grade_many(self, paths: Iterable[Path], *, assignment: str | None = None, plan: Plan | None = None,
+                   collected: Mapping[Path, Collected] | None = None) -> Iterator[SubmissionResult]:
         """Results in completion order; a batch cut short cancels what has not started."""
-        futures = [self.submit(p, assignment=assignment, plan=plan) for p in paths]
+        read = collected or {}
+        futures = [self.submit(p, assignment=assignment, plan=plan, collected=read.get(p)) for p in paths]
         try:
             for future in as_completed(futures):
                 try:

@@ -52,6 +52,8 @@ class SubmissionResult:
     problem: str = ""  # why nothing could be graded (broken zip, empty folder), if so
     penalty: float = 0.0  # points taken off the checks' total (a late submission to an exam)
     exam: dict[str, Any] = field(default_factory=dict, hash=False)  # variant, time, lateness (exams)
+    # What the grade was computed from and its signature (grading/provenance.py); not part of the grade.
+    provenance: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def raw_score(self) -> float:
@@ -93,5 +95,5 @@ def result_from_dict(data: dict) -> SubmissionResult:  # type: ignore[type-arg]
     return SubmissionResult(
         data["student"], data["assignment"], tasks, tuple(data.get("notes", ())),
         float(data.get("execution_time", 0.0)), str(data.get("problem", "")),
-        float(data.get("penalty", 0.0)), dict(data.get("exam") or {}),
+        float(data.get("penalty", 0.0)), dict(data.get("exam") or {}), dict(data.get("provenance") or {}),
     )

@@ -1,9 +1,16 @@
-"""The SQLite gradebook: every grading of every student, the latest one current."""
+"""The SQLite gradebook (the ledger): every grading of every student, keyed by what it was computed from.
+
+A row records the result, its submission digest and grader digest (see grading/provenance.py) and
+its signature; the latest row of a student is current, earlier ones are history. A key that is
+already current is never recorded twice, so a rerun, a retried task or a second run is harmless.
+"""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,11 +25,30 @@ CREATE TABLE IF NOT EXISTS gradings (
     score REAL NOT NULL,
     max_score REAL NOT NULL,
     current INTEGER NOT NULL DEFAULT 1,
-    result TEXT NOT NULL
+    result TEXT NOT NULL,
+    submission_sha256 TEXT NOT NULL DEFAULT '',
+    grader_digest TEXT NOT NULL DEFAULT '',
+    signature TEXT NOT NULL DEFAULT ''
 );
 CREATE UNIQUE INDEX IF NOT EXISTS one_current
     ON gradings (assignment, student) WHERE current = 1;
 """
+
+
+@dataclass(frozen=True)
+class GradebookRow:
+    """One grading as stored (for `verify`)."""
+
+    id: int
+    assignment: str
+    student: str
+    score: float
+    max_score: float
+    current: int
+    result: str
+    submission_sha256: str
+    grader_digest: str
+    signature: str
 
 
 class Gradebook:
@@ -31,26 +57,67 @@ class Gradebook:
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.db = sqlite3.connect(path)
+        # Several runs (and threads of a service) share one file: wait for a writer, never fail at once.
+        self.db = sqlite3.connect(path, timeout=60.0, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA busy_timeout=60000")
         self.db.executescript(SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """A gradebook from before the ledger gets its key columns (empty: graded again once)."""
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(gradings)")}
+        for name in ("submission_sha256", "grader_digest", "signature"):
+            if name not in columns:
+                with self.db:
+                    self.db.execute(f"ALTER TABLE gradings ADD COLUMN {name} TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         self.db.close()
 
-    def record(self, result: SubmissionResult) -> None:
+    def record(self, result: SubmissionResult, *, after: Callable[[sqlite3.Connection], None] | None = None,
+               force: bool = False) -> bool:
+        """Make `result` the student's current grade; False (nothing written) when its key already is,
+        unless `force` (a regrade asked for). `after` runs in the same transaction (a claim's release)."""
         now = datetime.now(UTC).isoformat(timespec="seconds")
         payload = json.dumps(result_to_dict(result), ensure_ascii=False)
+        prov = result.provenance
+        key = (str(prov.get("submission_sha256", "")), str(prov.get("grader_digest", "")))
         with self.db:  # one transaction: the old row stops being current only if the new one lands
-            self.db.execute(
-                "UPDATE gradings SET current = 0 WHERE assignment = ? AND student = ? AND current = 1",
+            row = self.db.execute(
+                "SELECT submission_sha256, grader_digest FROM gradings"
+                " WHERE assignment = ? AND student = ? AND current = 1",
                 (result.assignment, result.student),
-            )
-            self.db.execute(
-                "INSERT INTO gradings (assignment, student, graded_at, score, max_score, current, result)"
-                " VALUES (?, ?, ?, ?, ?, 1, ?)",
-                (result.assignment, result.student, now, result.score, result.max_score, payload),
-            )
+            ).fetchone()
+            written = force or row is None or tuple(row) != key or not all(key)
+            if written:
+                self.db.execute(
+                    "UPDATE gradings SET current = 0 WHERE assignment = ? AND student = ? AND current = 1",
+                    (result.assignment, result.student),
+                )
+                self.db.execute(
+                    "INSERT INTO gradings (assignment, student, graded_at, score, max_score, current, result,"
+                    " submission_sha256, grader_digest, signature) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
+                    (result.assignment, result.student, now, result.score, result.max_score, payload,
+                     key[0], key[1], str(prov.get("signature", ""))),
+                )
+            if after is not None:
+                after(self.db)
+        return written
+
+    def keys(self, assignment: str) -> dict[str, tuple[str, str]]:
+        """student -> (submission digest, grader digest) of their current grade."""
+        rows = self.db.execute(
+            "SELECT student, submission_sha256, grader_digest FROM gradings"
+            " WHERE assignment = ? AND current = 1", (assignment,),
+        )
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    def rows(self) -> list[GradebookRow]:
+        """Every row, current and history, for verification."""
+        query = ("SELECT id, assignment, student, score, max_score, current, result, submission_sha256,"
+                 " grader_digest, signature FROM gradings ORDER BY id")
+        return [GradebookRow(*r) for r in self.db.execute(query)]
 
     def graded_students(self, assignment: str) -> set[str]:
         rows = self.db.execute(

@@ -48,6 +48,8 @@ def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if result.exam or result.penalty:  # an exam: the checks' total, the penalty and the variant
         extra = {"raw_score": result.raw_score, "late_penalty": result.penalty, "exam": result.exam}
+    if result.provenance:  # what the grade was computed from, and its signature
+        extra["provenance"] = result.provenance
     return {
         "score": result.score,
         "execution_time": round(result.execution_time, 3),
@@ -121,6 +123,10 @@ def write_student(
     return folder
 
 
+# After the scores in grades.csv: what `autograder verify` checks each row against.
+PROVENANCE_COLUMNS = ("submission_sha256", "grader_digest", "signature")
+
+
 def grades_rows(results: list[SubmissionResult], assignment: Assignment) -> list[list[str]]:
     """One row per student: task scores, total, max; an exam adds the variant, the submission time
     and the late penalty (the total is after the penalty)."""
@@ -129,6 +135,7 @@ def grades_rows(results: list[SubmissionResult], assignment: Assignment) -> list
     if exam:
         header[1:1] = ["variant", "submitted_at"]
         header.insert(-2, "late_penalty")
+    header += list(PROVENANCE_COLUMNS)
     rows = [header]
     for result in sorted(results, key=lambda r: r.student):
         by_task = {t.task: t.score for t in result.tasks}
@@ -137,6 +144,7 @@ def grades_rows(results: list[SubmissionResult], assignment: Assignment) -> list
         if exam:
             row[1:1] = [str(result.exam.get("variant", "")), str(result.exam.get("submitted_at") or "")]
             row.insert(-2, f"{result.penalty:g}")
+        row += [str(result.provenance.get(column, "")) for column in PROVENANCE_COLUMNS]
         rows.append(row)
     return rows
 
