@@ -26,9 +26,9 @@ bom_option = click.option("--bom/--no-bom", default=True, show_default=True,
 
 def current_results(gradebook_path: Path, assignment_id: str) -> list[Any]:
     """The current (latest) result of every student graded for the assignment."""
-    from autograder.output.gradebook import Gradebook
+    from autograder.output.gradebook import Gradebook, find_gradebook
 
-    path = gradebook_path / "gradebook.sqlite" if gradebook_path.is_dir() else gradebook_path
+    path = find_gradebook(gradebook_path)
     if not path.is_file():
         raise ExportError(f"no gradebook at {path}: run `autograder grade SUBMISSIONS --out OUT` first")
     book = Gradebook(path)

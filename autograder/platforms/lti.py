@@ -29,13 +29,11 @@ import hashlib
 import io
 import ipaddress
 import json
-import sqlite3
 import time
 import tomllib
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -49,7 +47,8 @@ from jwt.algorithms import RSAAlgorithm
 from autograder import __version__
 from autograder.errors import AutograderError
 from autograder.grading.results import SubmissionResult
-from autograder.output.gradebook import Gradebook
+from autograder.output.gradebook import Gradebook, find_gradebook
+from autograder.output.publish_log import PublishLog, iso_timestamp
 from autograder.submissions.students import student_key
 
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
@@ -62,33 +61,11 @@ MEMBERSHIP_MEDIA_TYPE = "application/vnd.ims.lti-nrps.v2.membershipcontainer+jso
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 NRPS_MATCHES = ("lis_person_sourcedid", "email", "user_id")
-STATUSES = ("sent", "refused", "pending")
 ROSTER_COLUMNS = ("student", "lti_user_id")
 MAX_PAGES = 100  # line item and membership pages followed at most
 COMMENT_LIMIT = 1000
 ASSERTION_LIFETIME = 60  # seconds a client assertion is valid
 TOKEN_MARGIN = 60.0  # a cached token is fetched again this long before it expires
-
-PUBLISH_SCHEMA = """
-CREATE TABLE IF NOT EXISTS lti_publishes (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    assignment TEXT NOT NULL,
-    lineitem TEXT NOT NULL,
-    student TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    score REAL NOT NULL,
-    max_score REAL NOT NULL,
-    comment TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('sent', 'refused', 'pending')),
-    http_status INTEGER,
-    message TEXT NOT NULL DEFAULT '',
-    result_fingerprint TEXT NOT NULL,
-    queued_at TEXT NOT NULL,
-    attempted_at TEXT,
-    sent_at TEXT
-);
-CREATE INDEX IF NOT EXISTS lti_publishes_latest ON lti_publishes (assignment, lineitem, student, id);
-"""
 
 
 class LtiError(AutograderError):
@@ -598,11 +575,6 @@ def roster_from_members(members: Iterable[Mapping[str, Any]], match: str) -> dic
 
 
 # -- scores ----------------------------------------------------------------------------------------
-def iso_timestamp(moment: datetime | None = None) -> str:
-    """ISO 8601 with milliseconds and the UTC offset: 2017-04-16T18:54:36.736+00:00."""
-    return (moment or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="milliseconds")
-
-
 def score_comment(result: SubmissionResult, label: str, max_score: float | None = None) -> str:
     """The learner-visible summary: the total and each task's points (no hidden check details)."""
     tasks = "; ".join(f"{t.task} {t.score:g}/{t.max_score:g}" for t in result.tasks)
@@ -631,99 +603,6 @@ def score_body(user_id: str, score: float, max_score: float, comment: str, times
         "gradingProgress": "FullyGraded",
         "timestamp": timestamp,
     }
-
-
-# -- the publish log -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PublishRow:
-    id: int
-    student: str
-    user_id: str
-    score: float
-    max_score: float
-    status: str
-    http_status: int | None
-    message: str
-    fingerprint: str
-
-
-class PublishLog:
-    """Table lti_publishes in the gradebook's SQLite file: one row per publish of a student's score."""
-
-    def __init__(self, db: sqlite3.Connection, create: bool = True):
-        self.db = db
-        if create:
-            with self.db:
-                self.db.executescript(PUBLISH_SCHEMA)
-
-    @property
-    def exists(self) -> bool:
-        query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'lti_publishes'"
-        return self.db.execute(query).fetchone() is not None
-
-    def latest(self, assignment: str, lineitem: str) -> dict[str, PublishRow]:
-        """The latest row of each student for this assignment and line item."""
-        if not self.exists:
-            return {}
-        rows = self.db.execute(
-            "SELECT id, student, user_id, score, max_score, status, http_status, message, result_fingerprint"
-            " FROM lti_publishes WHERE id IN (SELECT MAX(id) FROM lti_publishes"
-            " WHERE assignment = ? AND lineitem = ? GROUP BY student)",
-            (assignment, lineitem),
-        )
-        return {r[1]: PublishRow(*r) for r in rows}
-
-    def queue(self, assignment: str, lineitem: str, items: Iterable[PlannedScore],
-              latest: Mapping[str, PublishRow]) -> dict[str, int]:
-        """Record every score about to be sent as pending, in one transaction; student -> row id.
-
-        A student whose latest row is already pending keeps that row (updated), so history holds
-        each outcome once.
-        """
-        now = iso_timestamp()
-        ids: dict[str, int] = {}
-        with self.db:
-            for item in items:
-                previous = latest.get(item.student)
-                values = (item.user_id, item.score, item.max_score, item.comment, item.fingerprint, now)
-                if previous and previous.status == "pending":
-                    self.db.execute(
-                        "UPDATE lti_publishes SET user_id = ?, score = ?, max_score = ?, comment = ?,"
-                        " result_fingerprint = ?, queued_at = ?, message = 'queued', http_status = NULL"
-                        " WHERE id = ?",
-                        (*values, previous.id),
-                    )
-                    ids[item.student] = previous.id
-                else:
-                    cursor = self.db.execute(
-                        "INSERT INTO lti_publishes (assignment, lineitem, student, user_id, score, max_score,"
-                        " comment, result_fingerprint, queued_at, status, message)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued')",
-                        (assignment, lineitem, item.student, *values),
-                    )
-                    ids[item.student] = int(cursor.lastrowid or 0)
-        return ids
-
-    def finish(self, row_id: int, status: str, message: str, http_status: int | None = None,
-               attempted_at: str | None = None) -> None:
-        if status not in STATUSES:
-            raise ValueError(status)
-        sent_at = iso_timestamp() if status == "sent" else None
-        with self.db:
-            self.db.execute(
-                "UPDATE lti_publishes SET status = ?, message = ?, http_status = ?,"
-                " attempted_at = COALESCE(?, attempted_at), sent_at = ? WHERE id = ?",
-                (status, message, http_status, attempted_at, sent_at, row_id),
-            )
-
-    def rows(self, assignment: str | None = None) -> list[dict[str, Any]]:
-        """Every row (for reports and tests), oldest first."""
-        cursor = self.db.execute(
-            "SELECT * FROM lti_publishes" + (" WHERE assignment = ?" if assignment else "") + " ORDER BY id",
-            (assignment,) if assignment else (),
-        )
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor]
 
 
 # -- the publish -----------------------------------------------------------------------------------
@@ -772,8 +651,8 @@ class PublishReport:
 
 
 def open_gradebook(out: Path) -> Gradebook:
-    """The gradebook of a graded batch: OUT/gradebook.sqlite, or the SQLite file itself."""
-    path = out / "gradebook.sqlite" if out.is_dir() else out
+    """The gradebook of a graded batch in `out` (the folder or the file), which must exist."""
+    path = find_gradebook(out)
     if not path.is_file():
         raise LtiError(f"no gradebook at {path}: run `autograder grade SUBMISSIONS --out OUT` first")
     return Gradebook(path)
@@ -782,9 +661,7 @@ def open_gradebook(out: Path) -> Gradebook:
 def _assignment_id(book: Gradebook, wanted: str | None) -> str:
     if wanted:
         return wanted
-    known = sorted(
-        {str(r[0]) for r in book.db.execute("SELECT DISTINCT assignment FROM gradings WHERE current = 1")}
-    )
+    known = book.assignments()
     if len(known) == 1:
         return known[0]
     raise LtiError(
@@ -818,7 +695,7 @@ def publish_lti(
         results = book.current(aid)
         if not results:
             raise LtiError(f"{book.path} holds no graded submissions of assignment {aid!r}")
-        log = PublishLog(book.db, create=not dry_run)  # a dry run writes nothing, not even the table
+        log = PublishLog(book, create=not dry_run)  # a dry run writes nothing, not even the table
         report = _publish(client, log, config, results, aid, roster, dry_run)
         report.token_requests = client.token_requests
         return report
