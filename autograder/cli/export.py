@@ -12,7 +12,9 @@ from typing import Any
 import click
 
 from autograder.cli.common import find_kit, friendly, kit_option
-from autograder.platforms.exports import CANVAS_MATCH, MOODLE_ID_COLUMNS, ExportError, ExportReport
+from autograder.platforms.export_files import ExportError, ExportReport
+from autograder.platforms.moodle import MOODLE_ID_COLUMNS
+from autograder.platforms.rosters import CANVAS_MATCH
 
 assignment_option = click.option("--assignment", default=None,
                                  help="Assignment id (default: the kit's default).")
@@ -68,7 +70,7 @@ def export() -> None:
 def export_canvas(gradebook_path: Path, roster: Path, canvas_id: str, match_by: str, out: Path, bom: bool,
                   assignment: str | None, kit_dir: Path | None) -> None:
     """A CSV for Canvas' Grades > Import: one column "<title> (<canvas id>)" with its Points Possible row."""
-    from autograder.platforms.exports import write_canvas
+    from autograder.platforms.canvas import write_canvas
 
     target = find_kit(kit_dir).assignment(assignment)
     results = current_results(gradebook_path, target.id)
@@ -91,7 +93,7 @@ def export_canvas(gradebook_path: Path, roster: Path, canvas_id: str, match_by: 
 def export_moodle(gradebook_path: Path, id_column: str, roster: Path | None, out: Path, bom: bool,
                   assignment: str | None, kit_dir: Path | None) -> None:
     """A CSV for Moodle's Grades > Import > CSV file: identifier, grade and feedback columns."""
-    from autograder.platforms.exports import write_moodle
+    from autograder.platforms.moodle import write_moodle
 
     target = find_kit(kit_dir).assignment(assignment)
     results = current_results(gradebook_path, target.id)
@@ -113,7 +115,7 @@ def export_moodle(gradebook_path: Path, id_column: str, roster: Path | None, out
 @friendly
 def export_junit(gradebook_path: Path, out: Path, assignment: str | None, kit_dir: Path | None) -> None:
     """One JUnit XML file per student (one testcase per check, points in properties)."""
-    from autograder.platforms.exports import write_junit_all
+    from autograder.platforms.junit import write_junit_all
 
     target = find_kit(kit_dir).assignment(assignment)
     written = write_junit_all(current_results(gradebook_path, target.id), out)

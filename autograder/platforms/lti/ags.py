@@ -43,7 +43,6 @@ def client_assertion(config: PlatformConfig, key: rsa.RSAPrivateKey, now: float 
     return jwt.encode(claims, key, algorithm="RS256", headers={"kid": config.key_id})
 
 
-
 @dataclass(frozen=True)
 class RetryPolicy:
     """How hard to try: attempts per request (429, 5xx, connection errors), backoff and timeouts."""
