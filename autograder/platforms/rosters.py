@@ -132,8 +132,6 @@ def read_moodle_roster(path: Path, id_column: str) -> dict[str, str]:
     return mapping
 
 
-
-
 # -- LTI --------------------------------------------------------------------------------------
 def read_lti_roster(path: Path) -> dict[str, str]:
     """student_key -> LTI user id, from a CSV with the header `student,lti_user_id`.
