@@ -20,15 +20,11 @@ from autograder.cli.export import export
 from autograder.config import Assignment, Kit
 from autograder.grading.results import SubmissionResult
 from autograder.output.gradebook import Gradebook
-from autograder.platforms.exports import (
-    ExportError,
-    meta_path,
-    read_canvas_roster,
-    write_canvas,
-    write_junit,
-    write_junit_all,
-    write_moodle,
-)
+from autograder.platforms.canvas import write_canvas
+from autograder.platforms.export_files import ExportError, meta_path
+from autograder.platforms.junit import write_junit, write_junit_all
+from autograder.platforms.moodle import write_moodle
+from autograder.platforms.rosters import read_canvas_roster
 
 DATA = Path(__file__).resolve().parent / "data"
 CANVAS_ROSTER = DATA / "canvas_roster.csv"

@@ -25,21 +25,13 @@ from autograder.config import Assignment, TaskConfig
 from autograder.grading.results import SubmissionResult
 from autograder.output.gradebook import Gradebook
 from autograder.output.reports import grades_rows
-from autograder.platforms.lti import (
-    SCORE_MEDIA_TYPE,
-    LtiError,
-    PlatformConfig,
-    PublishReport,
-    RetryPolicy,
-    generate_key_pair,
-    load_platform,
-    parse_platform,
-    public_jwk,
-    publish_lti,
-    read_roster,
-    roster_from_members,
-    score_comment,
-)
+from autograder.platforms.lti.ags import SCORE_MEDIA_TYPE, RetryPolicy
+from autograder.platforms.lti.config import PlatformConfig, load_platform, parse_platform
+from autograder.platforms.lti.errors import LtiError
+from autograder.platforms.lti.keys import generate_key_pair, public_jwk
+from autograder.platforms.lti.publish import PublishReport, publish_lti
+from autograder.platforms.lti.scores import score_comment
+from autograder.platforms.rosters import read_lti_roster, roster_from_members
 
 DATA = Path(__file__).resolve().parent / "data" / "lti"
 ROSTER = DATA / "roster.csv"
@@ -349,12 +341,12 @@ def test_rerun_after_failure_mid_run_sends_exactly_the_missing(tmp_path, out, pl
 
 def test_pending_rows_from_an_interrupted_run_are_sent(tmp_path, out, platform, tool_key, monkeypatch):
     config = config_for(tmp_path, platform, tool_key[0])
-    from autograder.platforms import lti as lti_module
+    from autograder.platforms.lti import ags
 
     def crash(self: Any, lineitem: str, score: Any) -> Any:
         raise KeyboardInterrupt  # the process dies after queueing, before anything is sent
 
-    monkeypatch.setattr(lti_module.AgsClient, "post_score", crash)
+    monkeypatch.setattr(ags.AgsClient, "post_score", crash)
     with pytest.raises(KeyboardInterrupt):
         run_publish(out, config)
     assert set(latest_status(out).values()) == {"pending"}
@@ -519,16 +511,16 @@ def test_key_and_gradebook_errors(tmp_path, out, platform, tool_key):
 
 
 def test_read_roster(tmp_path):
-    assert read_roster(ROSTER) == {s: u for s, u in USERS.items()}
+    assert read_lti_roster(ROSTER) == {s: u for s, u in USERS.items()}
     path = tmp_path / "r.csv"
     path.write_text("\ufeffStudent,LTI_User_Id\nJDoe, u-3 \nempty,\n", encoding="utf-8")
-    assert read_roster(path) == {"jdoe": "u-3"}
+    assert read_lti_roster(path) == {"jdoe": "u-3"}
     path.write_text("student,user\njdoe,u-3\n", encoding="utf-8")
     with pytest.raises(LtiError, match="no 'lti_user_id' column"):
-        read_roster(path)
+        read_lti_roster(path)
     path.write_text("student,lti_user_id\njdoe,1\nJDOE,2\n", encoding="utf-8")
     with pytest.raises(LtiError, match="line 3: student 'JDOE' is listed twice"):
-        read_roster(path)
+        read_lti_roster(path)
 
 
 def test_roster_from_members_rules():

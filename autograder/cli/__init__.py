@@ -79,7 +79,7 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
 
         def show(result: Any) -> None:
             if junit:
-                from autograder.platforms.exports import write_junit
+                from autograder.platforms.junit import write_junit
 
                 (out / "junit").mkdir(parents=True, exist_ok=True)
                 write_junit(result, out / "junit" / f"{safe_name(result.student)}.xml")

@@ -12,7 +12,9 @@ from typing import Any
 import click
 
 from autograder.cli.common import find_kit, friendly, kit_option, require_verified
-from autograder.platforms.exports import CANVAS_MATCH, MOODLE_ID_COLUMNS, ExportError, ExportReport
+from autograder.platforms.export_files import ExportError, ExportReport
+from autograder.platforms.moodle import MOODLE_ID_COLUMNS
+from autograder.platforms.rosters import CANVAS_MATCH
 
 assignment_option = click.option("--assignment", default=None,
                                  help="Assignment id (default: the kit's default).")
@@ -40,9 +42,9 @@ bom_option = click.option("--bom/--no-bom", default=True, show_default=True,
 
 def current_results(gradebook_path: Path, assignment_id: str) -> list[Any]:
     """The current (latest) result of every student graded for the assignment."""
-    from autograder.output.gradebook import Gradebook
+    from autograder.output.gradebook import Gradebook, find_gradebook
 
-    path = gradebook_path / "gradebook.sqlite" if gradebook_path.is_dir() else gradebook_path
+    path = find_gradebook(gradebook_path)
     if not path.is_file():
         raise ExportError(f"no gradebook at {path}: run `autograder grade SUBMISSIONS --out OUT` first")
     require_verified(gradebook_path, bool(click.get_current_context().meta.get("allow_unverified")))
@@ -83,7 +85,7 @@ def export() -> None:
 def export_canvas(gradebook_path: Path, roster: Path, canvas_id: str, match_by: str, out: Path, bom: bool,
                   assignment: str | None, kit_dir: Path | None) -> None:
     """A CSV for Canvas' Grades > Import: one column "<title> (<canvas id>)" with its Points Possible row."""
-    from autograder.platforms.exports import write_canvas
+    from autograder.platforms.canvas import write_canvas
 
     target = find_kit(kit_dir).assignment(assignment)
     results = current_results(gradebook_path, target.id)
@@ -106,7 +108,7 @@ def export_canvas(gradebook_path: Path, roster: Path, canvas_id: str, match_by: 
 def export_moodle(gradebook_path: Path, id_column: str, roster: Path | None, out: Path, bom: bool,
                   assignment: str | None, kit_dir: Path | None) -> None:
     """A CSV for Moodle's Grades > Import > CSV file: identifier, grade and feedback columns."""
-    from autograder.platforms.exports import write_moodle
+    from autograder.platforms.moodle import write_moodle
 
     target = find_kit(kit_dir).assignment(assignment)
     results = current_results(gradebook_path, target.id)
@@ -128,7 +130,7 @@ def export_moodle(gradebook_path: Path, id_column: str, roster: Path | None, out
 @friendly
 def export_junit(gradebook_path: Path, out: Path, assignment: str | None, kit_dir: Path | None) -> None:
     """One JUnit XML file per student (one testcase per check, points in properties)."""
-    from autograder.platforms.exports import write_junit_all
+    from autograder.platforms.junit import write_junit_all
 
     target = find_kit(kit_dir).assignment(assignment)
     written = write_junit_all(current_results(gradebook_path, target.id), out)

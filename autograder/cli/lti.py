@@ -52,13 +52,11 @@ def publish_lti_command(out: Path, platform_file: Path, roster: Path | None, ass
     every publish is the table lti_publishes in OUT/gradebook.sqlite. Exit code 4 when some scores
     were refused or are still pending.
     """
-    from autograder.platforms.lti import (
-        LtiPublishIncomplete,
-        RetryPolicy,
-        iso_timestamp,
-        load_platform,
-        publish_lti,
-    )
+    from autograder.output.publish_log import iso_timestamp
+    from autograder.platforms.lti.ags import RetryPolicy
+    from autograder.platforms.lti.config import load_platform
+    from autograder.platforms.lti.errors import LtiPublishIncomplete
+    from autograder.platforms.lti.publish import publish_lti
 
     require_verified(out, allow_unverified)
     config = load_platform(platform_file)
@@ -109,7 +107,8 @@ def lti() -> None:
 @friendly
 def keygen(private_key: Path, kid: str | None, bits: str, jwks: Path | None, force: bool) -> None:
     """Generate an RSA key pair for RS256; print the public JWK (stdout) to register in the LMS."""
-    from autograder.platforms.lti import LtiError, generate_key_pair
+    from autograder.platforms.lti.errors import LtiError
+    from autograder.platforms.lti.keys import generate_key_pair
 
     if private_key.exists() and not force:
         raise LtiError(f"{private_key} exists: pass --force to replace it (the LMS then needs the new JWK)")
@@ -136,6 +135,6 @@ def keygen(private_key: Path, kid: str | None, bits: str, jwks: Path | None, for
 @friendly
 def show_jwk(private_key: Path, kid: str | None) -> None:
     """Print the public JWK of an existing private key (PEM)."""
-    from autograder.platforms.lti import load_private_key, public_jwk
+    from autograder.platforms.lti.keys import load_private_key, public_jwk
 
     click.echo(json.dumps(public_jwk(load_private_key(private_key, str(private_key)), kid), indent=2))

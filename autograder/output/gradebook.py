@@ -16,6 +16,8 @@ from pathlib import Path
 
 from autograder.grading.results import SubmissionResult, result_from_dict, result_to_dict
 
+GRADEBOOK_FILE = "gradebook.sqlite"  # in the OUT folder of a graded batch
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS gradings (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -33,6 +35,11 @@ CREATE TABLE IF NOT EXISTS gradings (
 CREATE UNIQUE INDEX IF NOT EXISTS one_current
     ON gradings (assignment, student) WHERE current = 1;
 """
+
+
+def find_gradebook(out: Path) -> Path:
+    """The gradebook of a graded batch: OUT/gradebook.sqlite, or the SQLite file itself."""
+    return out / GRADEBOOK_FILE if out.is_dir() else out
 
 
 @dataclass(frozen=True)
@@ -118,6 +125,11 @@ class Gradebook:
         query = ("SELECT id, assignment, student, score, max_score, current, result, submission_sha256,"
                  " grader_digest, signature FROM gradings ORDER BY id")
         return [GradebookRow(*r) for r in self.db.execute(query)]
+
+    def assignments(self) -> list[str]:
+        """The assignments with at least one current grading, sorted."""
+        rows = self.db.execute("SELECT DISTINCT assignment FROM gradings WHERE current = 1")
+        return sorted({str(r[0]) for r in rows})
 
     def graded_students(self, assignment: str) -> set[str]:
         rows = self.db.execute(

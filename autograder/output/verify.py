@@ -16,7 +16,7 @@ from typing import Any
 
 from autograder.grading.results import result_from_dict
 from autograder.output import signing
-from autograder.output.gradebook import Gradebook
+from autograder.output.gradebook import Gradebook, find_gradebook
 from autograder.output.reports import PROVENANCE_COLUMNS
 from autograder.submissions.students import safe_name
 
@@ -69,7 +69,7 @@ def verify_out(out: Path, key: bytes) -> VerifyReport:
     """Check OUT's gradebook rows (history too), results.json files and grades.csv rows."""
     problems: list[Problem] = []
     checked = 0
-    book_path = out / "gradebook.sqlite" if out.is_dir() else out
+    book_path = find_gradebook(out)
     folder = out if out.is_dir() else out.parent
     assignments: dict[str, set[str]] = defaultdict(set)  # student -> assignments graded
     if book_path.is_file():
