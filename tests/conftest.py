@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,9 +15,12 @@ from autograder.errors import SandboxUnavailable
 from autograder.grading.grader import Grader
 from autograder.grading.options import GradeOptions
 from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
+from autograder.output.signing import KEY_ENV
 from autograder.sandbox.launch import check_available
 
 ROOT = Path(__file__).resolve().parents[1]
+# The tests' own signing key: never the instructor's ~/.config one, made on first use like it.
+os.environ.setdefault(KEY_ENV, str(Path(tempfile.mkdtemp(prefix="autograder-tests-")) / "signing.key"))
 SOLUTIONS = ROOT / "solutions" / "nn_module"
 STUBS = ROOT / "assignments" / "nn_module"
 

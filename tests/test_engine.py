@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 import multiprocessing
@@ -107,9 +108,10 @@ def test_batch_outputs_regrade_and_resume(kit, tmp_path):
     assert first.graded == 4
     grades = (out / "grades.csv").read_text().splitlines()
     assert grades[0].startswith("student,tinynet,delivery,")
-    rows = {line.split(",")[0]: line.split(",") for line in grades[1:]}
-    assert rows["ada"][-2:] == ["100", "100"] and rows["carol"][-2] == "100"
-    assert rows["bob"][-2] == "0" and rows["dan"][-2] == "0"
+    assert grades[0].endswith(",total,max,submission_sha256,grader_digest,signature")
+    rows = {row["student"]: row for row in csv.DictReader(grades)}
+    assert (rows["ada"]["total"], rows["ada"]["max"]) == ("100", "100") and rows["carol"]["total"] == "100"
+    assert rows["bob"]["total"] == "0" and rows["dan"]["total"] == "0"
     results = _stable(out / "ada" / "results.json")
     assert set(results) <= TOP_KEYS
     assert results["score"] == 100
