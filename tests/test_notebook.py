@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT, SOLUTIONS
 
-from autograder.authoring.build import find_regions
+from autograder.authoring.build import find_regions, public_checks
+from autograder.errors import ConfigError
 from autograder.submissions.collect import MAX_FILE_BYTES, MAX_TOTAL_BYTES
 from autograder.submissions.notebook import (
     SKIPPED,
@@ -85,6 +86,22 @@ def test_source_notebook_cells_are_in_task_order_with_titles(source_nb, kit):
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             ast.parse("".join(cell["source"]))  # every code cell is plain Python
+
+
+def test_test_cells_are_the_assignments_notebook_files(source_nb, kit):
+    assignment = kit.assignment("nn_module")
+    cells = {_nbg(c)["grade_id"]: "".join(c["source"]) for c in json.loads(source_nb.read_text())["cells"]
+             if _nbg(c).get("grade")}
+    folder = SOLUTIONS / "graders" / "notebook"
+    assert cells == {f"test_{t.id}": (folder / f"test_{t.id}.py").read_text(encoding="utf-8").rstrip("\n")
+                     for t in assignment.tasks}
+    assert not [rel for rel in public_checks(assignment.graders) if rel.startswith("notebook/")], \
+        "the test cells are in the notebook, not in the students' checks/"
+
+
+def test_no_notebook_for_an_exam(tmp_path):
+    with pytest.raises(ConfigError, match="is an exam"):
+        build_source_notebook(ROOT, "nn_module_exam", tmp_path / "exam.ipynb")
 
 
 def test_build_is_deterministic(tmp_path, source_nb):

@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 import click
 
-from autograder.authoring.build import BEGIN_MARKER, END_MARKER, find_regions, stub_items
+from autograder.authoring.build import BEGIN_MARKER, END_MARKER, NOTEBOOK_DIR, find_regions, stub_items
 from autograder.config import Assignment, Kit, TaskConfig, find_kit_root, load_kit
 from autograder.errors import ConfigError
 from autograder.submissions.collect import (
@@ -47,8 +47,6 @@ from autograder.submissions.collect import (
 SCHEMA_VERSION = 3
 GIVEN_CELL_ID = "given"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-# Where an assignment may keep its own notebook test cells (plain asserts), one file per task.
-CHECKS_FOLDER = "notebook"  # solutions/<id>/graders/notebook/test_<task>.py
 # Modules a graded notebook may import without a guard: the standard library and what workers have.
 WORKER_MODULES = frozenset({"torch", "numpy"})
 # Cell magics whose body is Python (the body is kept; the magic line is commented out).
@@ -59,231 +57,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 # -- building the source notebook -------------------------------------------------------------
-
-# Plain-assert checks per task for the nn_module notebook (public facts from SPEC.md; no reference
-# values). An assignment can replace them with solutions/<id>/graders/notebook/test_<task>.py.
-NN_MODULE_CHECKS: dict[str, str] = {
-    "tinynet": '''\
-import torch
-from torch import nn
-
-net = TinyNet(3, 8, 2)
-assert isinstance(net, nn.Module), "TinyNet must subclass nn.Module"
-names = [name for name, _ in net.named_parameters()]
-assert names == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"], f"parameter names are {names}"
-assert tuple(net.fc1.weight.shape) == (8, 3), "fc1.weight has shape (hidden, in_features) = (8, 3)"
-assert tuple(net.fc2.weight.shape) == (2, 8), "fc2.weight has shape (out_features, hidden) = (2, 8)"
-assert sum(p.numel() for p in net.parameters()) == 50, "TinyNet(3, 8, 2) has 24 + 8 + 16 + 2 = 50 parameters"
-x = torch.randn(5, 3)
-assert torch.allclose(net(x), net.fc2(torch.relu(net.fc1(x)))), "forward(x) is fc2(relu(fc1(x)))"
-
-X, y = make_toy()
-torch.manual_seed(0)
-net = TinyNet(3, 8, 2)
-calls = []
-net.register_forward_hook(lambda module, inputs, output: calls.append(1))
-losses = train_tinynet(net, X, y, epochs=100, lr=0.05)
-assert isinstance(losses, list) and len(losses) == 100, "train_tinynet returns a list of 100 losses"
-assert all(type(loss) is float for loss in losses), "each loss is a Python float (loss.item())"
-assert len(calls) == 100, f"model(X) ran {len(calls)} times in 100 epochs: call model(X), not model.forward"
-assert losses[-1] < losses[0], "the loss goes down while training"
-accuracy = (net(X).argmax(dim=1) == y).float().mean().item()
-assert accuracy >= 0.9, f"accuracy after training is {accuracy:.2f}; it should reach 0.9"
-''',
-    "delivery": '''\
-import torch
-
-X, y = make_orders()
-model = DeliveryMLP(X.mean(dim=0), X.std(dim=0))
-keys = list(model.state_dict())
-assert keys == ["x_mean", "x_std", "hidden.0.weight", "hidden.0.bias", "hidden.3.weight",
-                "hidden.3.bias", "head.weight", "head.bias"], f"state_dict keys are {keys}"
-params = dict(model.named_parameters())
-assert "x_mean" not in params and "x_std" not in params, "x_mean and x_std are buffers, not parameters"
-assert sum(p.numel() for p in model.parameters()) == 209, "DeliveryMLP has 64 + 136 + 9 = 209 parameters"
-shapes = [tuple(model.hidden[0].weight.shape), tuple(model.hidden[3].weight.shape),
-          tuple(model.head.weight.shape)]
-assert shapes == [(16, 3), (8, 16), (1, 8)], f"weight shapes are {shapes}"
-model.eval()
-assert tuple(model(X[:5]).shape) == (5,), "forward returns minutes of shape (N,)"
-assert tuple(model(X[:1]).shape) == (1,), "one order gives shape (1,): squeeze(-1), not squeeze()"
-model.train()
-first = predict(model, X[:10])
-assert not model.training, "predict puts the model in eval mode"
-assert torch.equal(first, predict(model, X[:10])), "predict gives the same answer every time"
-assert not first.requires_grad, "predict builds no graph (torch.no_grad() or torch.inference_mode())"
-noisy = DeliveryMLP(X.mean(dim=0), X.std(dim=0), p_drop=0.5).train()
-with torch.no_grad():
-    assert not torch.equal(noisy(X[:50]), noisy(X[:50])), "in train mode dropout changes the outputs"
-model.double()
-assert model.x_mean.dtype == torch.float64 and model.x_std.dtype == torch.float64, \\
-    ".double() converts the buffers too (register_buffer)"
-assert model(X[:3].double()).dtype == torch.float64
-''',
-    "counting": '''\
-from torch import nn
-
-assert count_linear_stack([3, 16, 8, 1]) == 209, "[3, 16, 8, 1] has 64 + 136 + 9 = 209 parameters"
-assert count_linear_stack([784, 256, 128, 10]) == 235146
-assert count_linear_stack([784, 256, 128, 10], bias=False) == 234752
-for bad in ([5], [3, 0, 1]):
-    try:
-        count_linear_stack(bad)
-    except ValueError:
-        pass
-    else:
-        raise AssertionError(f"count_linear_stack({bad}) must raise ValueError")
-
-mlp = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 1))
-assert count_parameters(mlp) == 209
-assert per_layer(mlp) == {"0": 64, "2": 136, "4": 9}, f"per_layer gave {per_layer(mlp)}"
-mlp[0].requires_grad_(False)
-assert count_parameters(mlp) == 209, "frozen parameters are still parameters"
-assert count_parameters(mlp, trainable_only=True) == 145, "trainable_only leaves out the frozen 64"
-shared = nn.Linear(4, 4)
-assert count_parameters(nn.Sequential(shared, nn.ReLU(), shared)) == 20, "a shared (tied) layer counts once"
-assert count_parameters(nn.BatchNorm1d(4)) == 8, "buffers such as running_mean are not parameters"
-''',
-    "containers": '''\
-import torch
-from torch import nn
-
-mlp = FixedMLP([3, 16, 8, 1])
-assert isinstance(mlp.layers, nn.ModuleList), "self.layers is an nn.ModuleList (a list hides the layers)"
-keys = list(mlp.state_dict())
-assert keys == ["layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias",
-                "layers.2.weight", "layers.2.bias"], f"state_dict keys are {keys}"
-assert sum(p.numel() for p in mlp.parameters()) == 209, "FixedMLP([3, 16, 8, 1]) has 209 parameters"
-torch.optim.SGD(mlp.parameters(), lr=0.1)  # raises on an empty parameter list
-x = torch.randn(5, 3)
-h = x
-for i, layer in enumerate(mlp.layers):
-    h = layer(h)
-    if i < len(mlp.layers) - 1:
-        h = torch.relu(h)
-assert tuple(mlp(x).shape) == (5, 1)
-assert torch.allclose(mlp(x), h), "ReLU between the layers, none after the last one"
-
-two = TwoHead()
-assert sum(p.numel() for p in two.parameters()) == 115, "TwoHead has 64 + 17 + 34 = 115 parameters"
-head_keys = {"heads.time.weight", "heads.time.bias", "heads.late.weight", "heads.late.bias"}
-assert head_keys <= set(two.state_dict()), "the heads live in an nn.ModuleDict named heads"
-out = two(x)
-assert isinstance(out, dict) and set(out) == {"time", "late"}, "forward returns {'time': ..., 'late': ...}"
-assert tuple(out["time"].shape) == (5, 1) and tuple(out["late"].shape) == (5, 2)
-two.double()
-assert two(x.double())["late"].dtype == torch.float64, ".double() reaches every layer"
-''',
-    "checkpoint": '''\
-import os
-import tempfile
-from collections import OrderedDict
-
-import torch
-from torch import nn
-
-
-def small(hidden=4):
-    return nn.Sequential(nn.Linear(3, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-
-
-def must_raise(action, errors, why):
-    try:
-        action()
-    except errors:
-        return
-    raise AssertionError(why)
-
-
-with tempfile.TemporaryDirectory() as folder:
-    path = os.path.join(folder, "weights.pt")
-    torch.manual_seed(0)
-    original = small()
-    save_weights(original, path)
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    assert isinstance(state, dict) and list(state) == list(original.state_dict()), \\
-        "save_weights saves model.state_dict() only"
-    restored = small()
-    assert load_weights(restored, path) is restored, "load_weights returns the model"
-    x = torch.randn(4, 3)
-    assert torch.equal(restored(x), original(x)), "a save/load round trip gives the same outputs"
-    renamed = nn.Sequential(OrderedDict([("0", nn.Linear(3, 4)), ("1", nn.ReLU()), ("out", nn.Linear(4, 1))]))
-    must_raise(lambda: load_weights(renamed, path), RuntimeError,
-               "load_weights must raise when keys are missing or unexpected (strict=True)")
-    must_raise(lambda: load_weights(small(hidden=5), path), RuntimeError,
-               "load_weights must raise when a shape does not match")
-    missing, unexpected = load_partial(renamed, path)
-    assert sorted(missing) == ["out.bias", "out.weight"], f"missing_keys: {missing}"
-    assert sorted(unexpected) == ["2.bias", "2.weight"], f"unexpected_keys: {unexpected}"
-    pickled = os.path.join(folder, "whole_model.pt")
-    torch.save(original, pickled)
-    must_raise(lambda: load_weights(small(), pickled), Exception,
-               "a whole pickled model must be refused: load with weights_only=True")
-''',
-    "dropout": '''\
-import numpy as np
-
-h = np.ones((200, 50))
-before = h.copy()
-drop = Dropout(0.5, np.random.default_rng(0))
-assert drop.training is True, "a new Dropout starts in training mode"
-out = drop(h)
-assert isinstance(out, np.ndarray) and out.shape == h.shape, "the output is an array of h's shape"
-assert np.array_equal(h, before), "h must not be changed in place"
-assert set(np.unique(out).tolist()) <= {0.0, 2.0}, "survivors are scaled by 1 / (1 - p): ones become 2"
-zeros = float((out == 0).mean())
-assert 0.45 < zeros < 0.55, f"{zeros:.3f} of the values were zeroed; with p = 0.5 about half should be"
-assert not np.array_equal(drop(h), drop(h)), "two calls draw two different masks"
-assert drop.eval() is drop and drop.training is False, "eval() sets training = False and returns self"
-assert np.array_equal(drop(h), h), "in eval mode dropout changes nothing"
-assert drop.train() is drop and drop.training is True, "train() sets training = True and returns self"
-first, second = (Dropout(0.3, np.random.default_rng(7))(h) for _ in range(2))
-assert np.array_equal(first, second), "the same rng seed gives the same output"
-assert np.array_equal(Dropout(0.0, np.random.default_rng(1))(h), h), "p = 0 changes nothing"
-assert np.array_equal(Dropout(1.0, np.random.default_rng(1))(h), 0 * h), "p = 1 gives zeros, no NaN"
-for bad in (-0.1, 1.5):
-    try:
-        Dropout(bad, np.random.default_rng(0))
-    except ValueError:
-        pass
-    else:
-        raise AssertionError(f"Dropout({bad}, rng) must raise ValueError")
-''',
-    "numpy_forward": '''\
-import numpy as np
-import torch
-from torch import nn
-from torch.nn import functional
-
-x = np.array([[1.0, 2.0, 3.0]])
-W = np.array([[0.5, -1.0, 2.0], [1.0, 0.0, -0.5]])
-b = np.array([0.1, -0.2])
-assert np.allclose(linear(x, W, b), [[4.6, -0.7]]), "the lesson's example: x @ W.T + b is [[4.6, -0.7]]"
-rng = np.random.default_rng(0)
-x, W, b = rng.normal(size=(4, 5)), rng.normal(size=(3, 5)), rng.normal(size=3)
-assert linear(x, W, b).shape == (4, 3), "W is (out, in): x (4, 5) and W (3, 5) give (4, 3)"
-assert np.allclose(linear(x, W, b), x @ W.T + b)
-
-torch.manual_seed(0)
-layers = {"hidden.0": nn.Linear(3, 16), "hidden.3": nn.Linear(16, 8), "head": nn.Linear(8, 1)}
-state = {"x_mean": np.array([6.185, 3.102, 0.29]), "x_std": np.array([3.209, 1.392, 0.454])}
-for name, layer in layers.items():
-    state[name + ".weight"] = layer.weight.detach().double().numpy()
-    state[name + ".bias"] = layer.bias.detach().double().numpy()
-t = {key: torch.from_numpy(value) for key, value in state.items()}
-for n in (6, 1):
-    orders = rng.uniform(0.5, 12.0, size=(n, 3))
-    got = delivery_forward(state, orders)
-    z = (torch.from_numpy(orders) - t["x_mean"]) / t["x_std"]
-    z = torch.relu(functional.linear(z, t["hidden.0.weight"], t["hidden.0.bias"]))
-    z = torch.relu(functional.linear(z, t["hidden.3.weight"], t["hidden.3.bias"]))
-    want = functional.linear(z, t["head.weight"], t["head.bias"]).squeeze(-1).numpy()
-    assert isinstance(got, np.ndarray) and got.shape == (n,), f"N = {n} orders give shape ({n},)"
-    assert got.dtype == np.float64, "float64 in, float64 out"
-    assert np.allclose(got, want, rtol=1e-12, atol=1e-12), "delivery_forward matches PyTorch's eval forward"
-''',
-}
-BUILTIN_CHECKS = {"nn_module": NN_MODULE_CHECKS}
 
 
 def _meta(grade_id: str, *, grade: bool = False, solution: bool = False, locked: bool = False,
@@ -310,17 +83,14 @@ def _task_title(source: str, task: TaskConfig) -> str:
 
 
 def notebook_checks(assignment: Assignment, task: TaskConfig) -> str:
-    """The plain-assert test cell of `task`: the assignment's own file, else the kit's built-in one."""
-    own = assignment.graders / CHECKS_FOLDER / f"test_{task.id}.py"
-    if own.is_file():
-        return own.read_text(encoding="utf-8")
-    builtin = BUILTIN_CHECKS.get(assignment.id, {}).get(task.id)
-    if builtin is None:
+    """The plain-assert test cell of `task`: the assignment's graders/notebook/test_<task>.py."""
+    own = assignment.graders / NOTEBOOK_DIR / f"test_{task.id}.py"
+    if not own.is_file():
         raise ConfigError(
             f"no notebook test cell for task {task.id!r}: write {own} with plain asserts "
             "(they run in the student's kernel after the task's cell)"
         )
-    return builtin
+    return own.read_text(encoding="utf-8")
 
 
 def _imports_of(sources: Iterable[str]) -> list[str]:
@@ -351,6 +121,12 @@ def _task_markdown(title: str, task: TaskConfig, source: str) -> str:
 def source_notebook(kit_root: Path, assignment_id: str) -> dict[str, Any]:
     """The nbgrader source notebook of an assignment, as nbformat v4 JSON data (nothing written)."""
     assignment = load_kit(Path(kit_root)).assignment(assignment_id)
+    if assignment.exam is not None:
+        raise ConfigError(
+            f"assignments.{assignment.id} is an exam, where every student gets their own numbers; a "
+            "notebook holds one set of numbers, so none is built for it: build one folder per student "
+            f"with `autograder exam build --roster ROSTER.csv --out DIR --assignment {assignment.id}`"
+        )
     sources: dict[str, str] = {}
     for task in assignment.tasks:
         path = assignment.solutions / task.file
