@@ -16,18 +16,12 @@ from click.testing import CliRunner
 from conftest import ROOT, SOLUTIONS
 
 from autograder.authoring.build import find_regions, public_checks
+from autograder.authoring.source_notebook import build_source_notebook
+from autograder.cli.notebook import notebook as notebook_cli
 from autograder.errors import ConfigError
-from autograder.submissions.collect import MAX_FILE_BYTES, MAX_TOTAL_BYTES
-from autograder.submissions.notebook import (
-    SKIPPED,
-    build_source_notebook,
-    collect_notebook,
-    neutralise_magics,
-    notebook_cli,
-    notebook_files,
-    required_names,
-    write_files,
-)
+from autograder.submissions.cells import SKIPPED, neutralise_magics
+from autograder.submissions.files import MAX_FILE_BYTES, MAX_TOTAL_BYTES
+from autograder.submissions.notebook import collect_notebook, notebook_files, required_names, write_files
 
 DATA = Path(__file__).parent / "data" / "notebooks"
 VENV_BIN = Path(sys.executable).parent
