@@ -84,8 +84,8 @@ def test_source_notebook_cells_are_in_task_order_with_titles(source_nb, kit):
 
 def test_test_cells_are_the_assignments_notebook_files(source_nb, kit):
     assignment = kit.assignment("nn_module")
-    cells = {_nbg(c)["grade_id"]: "".join(c["source"]) for c in json.loads(source_nb.read_text())["cells"]
-             if _nbg(c).get("grade")}
+    nb = json.loads(source_nb.read_text(encoding="utf-8"))
+    cells = {_nbg(c)["grade_id"]: "".join(c["source"]) for c in nb["cells"] if _nbg(c).get("grade")}
     folder = SOLUTIONS / "graders" / "notebook"
     assert cells == {f"test_{t.id}": (folder / f"test_{t.id}.py").read_text(encoding="utf-8").rstrip("\n")
                      for t in assignment.tasks}
