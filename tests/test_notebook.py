@@ -15,18 +15,13 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT, SOLUTIONS
 
-from autograder.authoring.build import find_regions
-from autograder.submissions.collect import MAX_FILE_BYTES, MAX_TOTAL_BYTES
-from autograder.submissions.notebook import (
-    SKIPPED,
-    build_source_notebook,
-    collect_notebook,
-    neutralise_magics,
-    notebook_cli,
-    notebook_files,
-    required_names,
-    write_files,
-)
+from autograder.authoring.build import find_regions, public_checks
+from autograder.authoring.source_notebook import build_source_notebook
+from autograder.cli.notebook import notebook as notebook_cli
+from autograder.errors import ConfigError
+from autograder.submissions.cells import SKIPPED, neutralise_magics
+from autograder.submissions.files import MAX_FILE_BYTES, MAX_TOTAL_BYTES
+from autograder.submissions.notebook import collect_notebook, notebook_files, required_names, write_files
 
 DATA = Path(__file__).parent / "data" / "notebooks"
 VENV_BIN = Path(sys.executable).parent
@@ -85,6 +80,22 @@ def test_source_notebook_cells_are_in_task_order_with_titles(source_nb, kit):
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             ast.parse("".join(cell["source"]))  # every code cell is plain Python
+
+
+def test_test_cells_are_the_assignments_notebook_files(source_nb, kit):
+    assignment = kit.assignment("nn_module")
+    nb = json.loads(source_nb.read_text(encoding="utf-8"))
+    cells = {_nbg(c)["grade_id"]: "".join(c["source"]) for c in nb["cells"] if _nbg(c).get("grade")}
+    folder = SOLUTIONS / "graders" / "notebook"
+    assert cells == {f"test_{t.id}": (folder / f"test_{t.id}.py").read_text(encoding="utf-8").rstrip("\n")
+                     for t in assignment.tasks}
+    assert not [rel for rel in public_checks(assignment.graders) if rel.startswith("notebook/")], \
+        "the test cells are in the notebook, not in the students' checks/"
+
+
+def test_no_notebook_for_an_exam(tmp_path):
+    with pytest.raises(ConfigError, match="is an exam"):
+        build_source_notebook(ROOT, "nn_module_exam", tmp_path / "exam.ipynb")
 
 
 def test_build_is_deterministic(tmp_path, source_nb):

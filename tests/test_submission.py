@@ -3,7 +3,8 @@
 import stat
 import zipfile
 
-from autograder.submissions.collect import MAX_FILE_BYTES, collect
+from autograder.submissions.collect import collect
+from autograder.submissions.files import MAX_FILE_BYTES
 from autograder.submissions.students import student_name
 
 

@@ -25,6 +25,8 @@ TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "templates"
 README_TEMPLATE = "student_readme.md.j2"
 GRADERS_DIR = "graders"
 CHECKS_DIR = "checks"
+# graders/notebook/test_<task>.py: the source notebook's test cells (plain asserts, not pytest modules).
+NOTEBOOK_DIR = "notebook"
 # Never copied from graders/ to the student's checks/ (matched against every file and folder name).
 PRIVATE_NAMES = ("hidden", "__pycache__", "*reference*", "*.pyc")
 # Local clutter that is not part of a generated folder (ignored by diff_assignment).
@@ -315,7 +317,10 @@ def _render_readme(context: dict[str, Any]) -> bytes:
 
 def public_checks(graders_dir: Path) -> dict[str, bytes]:
     """The files of a graders folder a student may have (no hidden checks, no references)."""
-    return _tree_files(graders_dir, PRIVATE_NAMES)
+    files = _tree_files(graders_dir, PRIVATE_NAMES)
+    # The notebook's test cells reach students in the released notebook; `autograder check` cannot
+    # run them, and in an exam bundle their lesson numbers would contradict the student's own.
+    return {rel: data for rel, data in files.items() if rel.split("/")[0] != NOTEBOOK_DIR}
 
 
 def generate(kit_root: Path, assignment_id: str) -> dict[str, bytes]:

@@ -143,9 +143,9 @@ def verify(out: Path) -> None:
 def _register() -> None:
     from autograder.cli.export import export, gradescope
     from autograder.cli.lti import lti, publish
-    from autograder.submissions.notebook import notebook_cli
+    from autograder.cli.notebook import notebook
 
-    for command in (export, gradescope, publish, lti, notebook_cli):
+    for command in (export, gradescope, publish, lti, notebook):
         main.add_command(command)
     from autograder.cli.exam import exam
 

@@ -21,7 +21,7 @@ from autograder.grading.course import Graders, variant_params
 from autograder.grading.grader import Grader
 from autograder.grading.results import CheckResult, SubmissionResult
 from autograder.sandbox.session import SandboxSession
-from autograder.submissions.collect import Collected
+from autograder.submissions.files import Collected
 
 
 @dataclass(frozen=True)

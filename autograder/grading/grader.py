@@ -21,7 +21,8 @@ from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
 from autograder.sandbox.client import WorkerProcess
 from autograder.sandbox.launch import Launch, bare_launch, bwrap_launch
 from autograder.sandbox.session import SandboxSession
-from autograder.submissions.collect import Collected, collect
+from autograder.submissions.collect import collect
+from autograder.submissions.files import Collected
 from autograder.submissions.students import student_name
 
 # Called while a task's worker is still open, after its checks ran: a plan's own further look.

@@ -1,92 +1,24 @@
-"""Read a student's submission (a folder or a zip) into file contents, refusing what must not run."""
+"""Read a student's submission (a folder, a zip or a notebook) into files, refusing what must not run."""
 
 from __future__ import annotations
 
-import importlib.metadata
-import os
 import stat
-import sys
 import zipfile
-from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-MAX_FILE_BYTES = 1024 * 1024
-MAX_TOTAL_BYTES = 16 * 1024 * 1024
+from autograder.config import Assignment
+from autograder.submissions.files import (
+    MAX_FILE_BYTES,
+    MAX_TOTAL_BYTES,
+    Collected,
+    accept,
+    read_regular,
+    shown,
+)
+from autograder.submissions.notebook import collect_notebook
+
 MAX_ZIP_ENTRIES = 2000
 MAX_NESTING = 4  # folders inside folders before the files (as zips of a folder are made)
-MAX_SHOWN_NAME = 120  # characters of a file name quoted in a note
-NEVER_RUN = {"conftest.py", "sitecustomize.py", "usercustomize.py", "__init__.py", "__main__.py"}
-
-
-@dataclass(frozen=True)
-class Collected:
-    """The Python files of a submission that may run, and why others were left out."""
-
-    files: dict[str, bytes]
-    notes: tuple[str, ...]
-    problem: str = ""  # set when nothing could be read at all (broken zip, empty folder)
-
-
-@lru_cache(maxsize=1)
-def shadowed_names() -> frozenset[str]:
-    """Module names a student file must not take: the standard library and installed packages."""
-    names = set(sys.stdlib_module_names) | set(sys.builtin_module_names) | {"autograder"}
-    for top_level in importlib.metadata.packages_distributions():
-        names.add(top_level)
-    return frozenset(n.lower() for n in names)
-
-
-def shown(name: str) -> str:
-    """A file name as notes quote it: valid Unicode (undecodable bytes replaced), clipped."""
-    text = os.fsencode(name).decode("utf-8", "replace") if isinstance(name, str) else str(name)
-    text = "".join(ch if ch.isprintable() else "?" for ch in text)
-    return text if len(text) <= MAX_SHOWN_NAME else text[:MAX_SHOWN_NAME] + "..."
-
-
-def _refusal(name: str, given: tuple[str, ...]) -> str:
-    stem = name.removesuffix(".py")
-    if name in given:
-        return "the kit always uses its own copy of this given file"
-    if name in NEVER_RUN:
-        return "files like this could change how grading runs"
-    if not name.endswith(".py"):
-        return ".pth files are never run"
-    if not stem.isidentifier():
-        return "the name is not a valid Python module name"
-    if stem.lower() in shadowed_names():
-        return f"it has the name of the installed module `{stem}`; rename it"
-    return ""
-
-
-def _accept(
-    name: str, data: bytes, given: tuple[str, ...], files: dict[str, bytes], notes: list[str]
-) -> None:
-    if not name.endswith((".py", ".pth")):
-        return  # data, notes and notebooks' leftovers are not code to run
-    if name in given:
-        return  # handing back the given data.py is normal: the kit's own copy is used, silently
-    reason = _refusal(name, given)
-    if reason:
-        notes.append(f"`{shown(name)}` was ignored: {reason}.")
-        return
-    if len(data) > MAX_FILE_BYTES:
-        notes.append(f"`{shown(name)}` was ignored: it is larger than {MAX_FILE_BYTES // 1024} KB.")
-        return
-    files[name] = data
-
-
-def _read_regular(path: Path, limit: int) -> bytes | None:
-    """At most `limit` bytes of a regular file, never through a link (None for anything else)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    with open(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return handle.read(limit)
 
 
 def _from_folder(folder: Path, given: tuple[str, ...], depth: int = 0) -> Collected:
@@ -103,13 +35,13 @@ def _from_folder(folder: Path, given: tuple[str, ...], depth: int = 0) -> Collec
             continue
         if not entry.name.endswith((".py", ".pth")) or not entry.is_file():
             continue
-        data = _read_regular(entry, MAX_FILE_BYTES + 1)
+        data = read_regular(entry, MAX_FILE_BYTES + 1)
         if data is None:
             continue
         if len(data) > MAX_FILE_BYTES:
             notes.append(f"`{shown(entry.name)}` was ignored: it is larger than {MAX_FILE_BYTES // 1024} KB.")
             continue
-        _accept(entry.name, data, given, files, notes)
+        accept(entry.name, data, given, files, notes)
     problem = "" if files else "the folder holds no Python files of the assignment"
     return Collected(files, tuple(notes), problem)
 
@@ -157,20 +89,18 @@ def _from_zip(path: Path, given: tuple[str, ...]) -> Collected:
             if name in files:
                 notes.append(f"{quoted} was ignored: another `{shown(name)}` came first.")
                 continue
-            _accept(name, data, given, files, notes)
+            accept(name, data, given, files, notes)
     problem = "" if files else f"`{shown(path.name)}` holds no Python files of the assignment"
     return Collected(files, tuple(notes), problem)
 
 
-def collect(path: Path, given: tuple[str, ...] = (), assignment: Any = None) -> Collected:
+def collect(path: Path, given: tuple[str, ...] = (), assignment: Assignment | None = None) -> Collected:
     """The files of one submission: a folder of .py files, a .zip of one, or a notebook.
 
     Never raises for anything in the submission: what cannot be read becomes a note or a problem.
     """
     try:
         if path.suffix.lower() == ".ipynb" and not path.is_dir():
-            from autograder.submissions.notebook import collect_notebook
-
             return collect_notebook(path, given, assignment)
         return _collect(path, given)
     except (OSError, RecursionError, ValueError) as exc:
@@ -187,7 +117,7 @@ def _collect(path: Path, given: tuple[str, ...]) -> Collected:
     if path.suffix == ".py":
         files: dict[str, bytes] = {}
         notes: list[str] = []
-        _accept(path.name, _read_regular(path, MAX_FILE_BYTES + 1) or b"", given, files, notes)
+        accept(path.name, read_regular(path, MAX_FILE_BYTES + 1) or b"", given, files, notes)
         return Collected(files, tuple(notes), "" if files else f"`{shown(path.name)}` cannot be graded")
     return Collected(
         {}, (), f"`{shown(path.name)}` is neither a folder, a .zip nor a notebook; submit one of those"

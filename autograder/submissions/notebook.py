@@ -1,453 +1,31 @@
-"""Jupyter notebooks: build an nbgrader source notebook, and read a completed notebook as a submission.
+"""Read a completed Jupyter notebook as a submission: its code cells become the task files.
 
-Building: `build_source_notebook` writes one nbgrader *source* notebook (nbformat v4, cell metadata
-schema 3) from the same reference solutions `autograder build` strips: a read-only cell with the given
-files, then per task a description, a solution cell (the reference file, solution regions between
-`### BEGIN SOLUTION` / `### END SOLUTION`) and a read-only autograded test cell of plain asserts worth
-the task's points. `nbgrader generate_assignment` turns it into the students' version.
-
-Reading: `collect_notebook` maps a notebook's code cells to the task files without running anything:
+`collect_notebook` maps a notebook's code cells to the task files without running anything:
 by nbgrader `grade_id` (= task id), else by the top-level names a cell defines (those of the task's
 reference file). A notebook cell becomes part of a module the grader imports, so only definitions are
 kept: imports, `def`, `class`, docstrings and assignments that run no notebook code. Other top-level
 statements (experiments such as `model = TinyNet(3, 8, 2)` or `train_tinynet(...)`), IPython magics
 and shell lines are commented out, and the notes say so.
-
-Register in cli.py with `main.add_command(notebook_cli)`; this module does not import cli.py at import
-time. To grade `.ipynb` submissions, `submission._collect` dispatches to `collect_notebook`.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 import json
-import re
-import sys
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from functools import lru_cache, wraps
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-import click
-
-from autograder.authoring.build import BEGIN_MARKER, END_MARKER, find_regions, stub_items
-from autograder.config import Assignment, Kit, TaskConfig, find_kit_root, load_kit
-from autograder.errors import ConfigError
-from autograder.submissions.collect import (
+from autograder.config import Assignment, TaskConfig, find_kit_root, load_kit
+from autograder.submissions.cells import SKIPPED, Cell, Piece, module_code
+from autograder.submissions.files import (
     MAX_FILE_BYTES,
     MAX_TOTAL_BYTES,
     Collected,
-    _accept,
-    _read_regular,
+    accept,
+    read_regular,
     shown,
 )
-
-SCHEMA_VERSION = 3
-GIVEN_CELL_ID = "given"
-KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-# Where an assignment may keep its own notebook test cells (plain asserts), one file per task.
-CHECKS_FOLDER = "notebook"  # solutions/<id>/graders/notebook/test_<task>.py
-# Modules a graded notebook may import without a guard: the standard library and what workers have.
-WORKER_MODULES = frozenset({"torch", "numpy"})
-# Cell magics whose body is Python (the body is kept; the magic line is commented out).
-PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "writefile"})
-SKIPPED = "# [not run when graded] "
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-# -- building the source notebook -------------------------------------------------------------
-
-# Plain-assert checks per task for the nn_module notebook (public facts from SPEC.md; no reference
-# values). An assignment can replace them with solutions/<id>/graders/notebook/test_<task>.py.
-NN_MODULE_CHECKS: dict[str, str] = {
-    "tinynet": '''\
-import torch
-from torch import nn
-
-net = TinyNet(3, 8, 2)
-assert isinstance(net, nn.Module), "TinyNet must subclass nn.Module"
-names = [name for name, _ in net.named_parameters()]
-assert names == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"], f"parameter names are {names}"
-assert tuple(net.fc1.weight.shape) == (8, 3), "fc1.weight has shape (hidden, in_features) = (8, 3)"
-assert tuple(net.fc2.weight.shape) == (2, 8), "fc2.weight has shape (out_features, hidden) = (2, 8)"
-assert sum(p.numel() for p in net.parameters()) == 50, "TinyNet(3, 8, 2) has 24 + 8 + 16 + 2 = 50 parameters"
-x = torch.randn(5, 3)
-assert torch.allclose(net(x), net.fc2(torch.relu(net.fc1(x)))), "forward(x) is fc2(relu(fc1(x)))"
-
-X, y = make_toy()
-torch.manual_seed(0)
-net = TinyNet(3, 8, 2)
-calls = []
-net.register_forward_hook(lambda module, inputs, output: calls.append(1))
-losses = train_tinynet(net, X, y, epochs=100, lr=0.05)
-assert isinstance(losses, list) and len(losses) == 100, "train_tinynet returns a list of 100 losses"
-assert all(type(loss) is float for loss in losses), "each loss is a Python float (loss.item())"
-assert len(calls) == 100, f"model(X) ran {len(calls)} times in 100 epochs: call model(X), not model.forward"
-assert losses[-1] < losses[0], "the loss goes down while training"
-accuracy = (net(X).argmax(dim=1) == y).float().mean().item()
-assert accuracy >= 0.9, f"accuracy after training is {accuracy:.2f}; it should reach 0.9"
-''',
-    "delivery": '''\
-import torch
-
-X, y = make_orders()
-model = DeliveryMLP(X.mean(dim=0), X.std(dim=0))
-keys = list(model.state_dict())
-assert keys == ["x_mean", "x_std", "hidden.0.weight", "hidden.0.bias", "hidden.3.weight",
-                "hidden.3.bias", "head.weight", "head.bias"], f"state_dict keys are {keys}"
-params = dict(model.named_parameters())
-assert "x_mean" not in params and "x_std" not in params, "x_mean and x_std are buffers, not parameters"
-assert sum(p.numel() for p in model.parameters()) == 209, "DeliveryMLP has 64 + 136 + 9 = 209 parameters"
-shapes = [tuple(model.hidden[0].weight.shape), tuple(model.hidden[3].weight.shape),
-          tuple(model.head.weight.shape)]
-assert shapes == [(16, 3), (8, 16), (1, 8)], f"weight shapes are {shapes}"
-model.eval()
-assert tuple(model(X[:5]).shape) == (5,), "forward returns minutes of shape (N,)"
-assert tuple(model(X[:1]).shape) == (1,), "one order gives shape (1,): squeeze(-1), not squeeze()"
-model.train()
-first = predict(model, X[:10])
-assert not model.training, "predict puts the model in eval mode"
-assert torch.equal(first, predict(model, X[:10])), "predict gives the same answer every time"
-assert not first.requires_grad, "predict builds no graph (torch.no_grad() or torch.inference_mode())"
-noisy = DeliveryMLP(X.mean(dim=0), X.std(dim=0), p_drop=0.5).train()
-with torch.no_grad():
-    assert not torch.equal(noisy(X[:50]), noisy(X[:50])), "in train mode dropout changes the outputs"
-model.double()
-assert model.x_mean.dtype == torch.float64 and model.x_std.dtype == torch.float64, \\
-    ".double() converts the buffers too (register_buffer)"
-assert model(X[:3].double()).dtype == torch.float64
-''',
-    "counting": '''\
-from torch import nn
-
-assert count_linear_stack([3, 16, 8, 1]) == 209, "[3, 16, 8, 1] has 64 + 136 + 9 = 209 parameters"
-assert count_linear_stack([784, 256, 128, 10]) == 235146
-assert count_linear_stack([784, 256, 128, 10], bias=False) == 234752
-for bad in ([5], [3, 0, 1]):
-    try:
-        count_linear_stack(bad)
-    except ValueError:
-        pass
-    else:
-        raise AssertionError(f"count_linear_stack({bad}) must raise ValueError")
-
-mlp = nn.Sequential(nn.Linear(3, 16), nn.ReLU(), nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 1))
-assert count_parameters(mlp) == 209
-assert per_layer(mlp) == {"0": 64, "2": 136, "4": 9}, f"per_layer gave {per_layer(mlp)}"
-mlp[0].requires_grad_(False)
-assert count_parameters(mlp) == 209, "frozen parameters are still parameters"
-assert count_parameters(mlp, trainable_only=True) == 145, "trainable_only leaves out the frozen 64"
-shared = nn.Linear(4, 4)
-assert count_parameters(nn.Sequential(shared, nn.ReLU(), shared)) == 20, "a shared (tied) layer counts once"
-assert count_parameters(nn.BatchNorm1d(4)) == 8, "buffers such as running_mean are not parameters"
-''',
-    "containers": '''\
-import torch
-from torch import nn
-
-mlp = FixedMLP([3, 16, 8, 1])
-assert isinstance(mlp.layers, nn.ModuleList), "self.layers is an nn.ModuleList (a list hides the layers)"
-keys = list(mlp.state_dict())
-assert keys == ["layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias",
-                "layers.2.weight", "layers.2.bias"], f"state_dict keys are {keys}"
-assert sum(p.numel() for p in mlp.parameters()) == 209, "FixedMLP([3, 16, 8, 1]) has 209 parameters"
-torch.optim.SGD(mlp.parameters(), lr=0.1)  # raises on an empty parameter list
-x = torch.randn(5, 3)
-h = x
-for i, layer in enumerate(mlp.layers):
-    h = layer(h)
-    if i < len(mlp.layers) - 1:
-        h = torch.relu(h)
-assert tuple(mlp(x).shape) == (5, 1)
-assert torch.allclose(mlp(x), h), "ReLU between the layers, none after the last one"
-
-two = TwoHead()
-assert sum(p.numel() for p in two.parameters()) == 115, "TwoHead has 64 + 17 + 34 = 115 parameters"
-head_keys = {"heads.time.weight", "heads.time.bias", "heads.late.weight", "heads.late.bias"}
-assert head_keys <= set(two.state_dict()), "the heads live in an nn.ModuleDict named heads"
-out = two(x)
-assert isinstance(out, dict) and set(out) == {"time", "late"}, "forward returns {'time': ..., 'late': ...}"
-assert tuple(out["time"].shape) == (5, 1) and tuple(out["late"].shape) == (5, 2)
-two.double()
-assert two(x.double())["late"].dtype == torch.float64, ".double() reaches every layer"
-''',
-    "checkpoint": '''\
-import os
-import tempfile
-from collections import OrderedDict
-
-import torch
-from torch import nn
-
-
-def small(hidden=4):
-    return nn.Sequential(nn.Linear(3, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-
-
-def must_raise(action, errors, why):
-    try:
-        action()
-    except errors:
-        return
-    raise AssertionError(why)
-
-
-with tempfile.TemporaryDirectory() as folder:
-    path = os.path.join(folder, "weights.pt")
-    torch.manual_seed(0)
-    original = small()
-    save_weights(original, path)
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    assert isinstance(state, dict) and list(state) == list(original.state_dict()), \\
-        "save_weights saves model.state_dict() only"
-    restored = small()
-    assert load_weights(restored, path) is restored, "load_weights returns the model"
-    x = torch.randn(4, 3)
-    assert torch.equal(restored(x), original(x)), "a save/load round trip gives the same outputs"
-    renamed = nn.Sequential(OrderedDict([("0", nn.Linear(3, 4)), ("1", nn.ReLU()), ("out", nn.Linear(4, 1))]))
-    must_raise(lambda: load_weights(renamed, path), RuntimeError,
-               "load_weights must raise when keys are missing or unexpected (strict=True)")
-    must_raise(lambda: load_weights(small(hidden=5), path), RuntimeError,
-               "load_weights must raise when a shape does not match")
-    missing, unexpected = load_partial(renamed, path)
-    assert sorted(missing) == ["out.bias", "out.weight"], f"missing_keys: {missing}"
-    assert sorted(unexpected) == ["2.bias", "2.weight"], f"unexpected_keys: {unexpected}"
-    pickled = os.path.join(folder, "whole_model.pt")
-    torch.save(original, pickled)
-    must_raise(lambda: load_weights(small(), pickled), Exception,
-               "a whole pickled model must be refused: load with weights_only=True")
-''',
-    "dropout": '''\
-import numpy as np
-
-h = np.ones((200, 50))
-before = h.copy()
-drop = Dropout(0.5, np.random.default_rng(0))
-assert drop.training is True, "a new Dropout starts in training mode"
-out = drop(h)
-assert isinstance(out, np.ndarray) and out.shape == h.shape, "the output is an array of h's shape"
-assert np.array_equal(h, before), "h must not be changed in place"
-assert set(np.unique(out).tolist()) <= {0.0, 2.0}, "survivors are scaled by 1 / (1 - p): ones become 2"
-zeros = float((out == 0).mean())
-assert 0.45 < zeros < 0.55, f"{zeros:.3f} of the values were zeroed; with p = 0.5 about half should be"
-assert not np.array_equal(drop(h), drop(h)), "two calls draw two different masks"
-assert drop.eval() is drop and drop.training is False, "eval() sets training = False and returns self"
-assert np.array_equal(drop(h), h), "in eval mode dropout changes nothing"
-assert drop.train() is drop and drop.training is True, "train() sets training = True and returns self"
-first, second = (Dropout(0.3, np.random.default_rng(7))(h) for _ in range(2))
-assert np.array_equal(first, second), "the same rng seed gives the same output"
-assert np.array_equal(Dropout(0.0, np.random.default_rng(1))(h), h), "p = 0 changes nothing"
-assert np.array_equal(Dropout(1.0, np.random.default_rng(1))(h), 0 * h), "p = 1 gives zeros, no NaN"
-for bad in (-0.1, 1.5):
-    try:
-        Dropout(bad, np.random.default_rng(0))
-    except ValueError:
-        pass
-    else:
-        raise AssertionError(f"Dropout({bad}, rng) must raise ValueError")
-''',
-    "numpy_forward": '''\
-import numpy as np
-import torch
-from torch import nn
-from torch.nn import functional
-
-x = np.array([[1.0, 2.0, 3.0]])
-W = np.array([[0.5, -1.0, 2.0], [1.0, 0.0, -0.5]])
-b = np.array([0.1, -0.2])
-assert np.allclose(linear(x, W, b), [[4.6, -0.7]]), "the lesson's example: x @ W.T + b is [[4.6, -0.7]]"
-rng = np.random.default_rng(0)
-x, W, b = rng.normal(size=(4, 5)), rng.normal(size=(3, 5)), rng.normal(size=3)
-assert linear(x, W, b).shape == (4, 3), "W is (out, in): x (4, 5) and W (3, 5) give (4, 3)"
-assert np.allclose(linear(x, W, b), x @ W.T + b)
-
-torch.manual_seed(0)
-layers = {"hidden.0": nn.Linear(3, 16), "hidden.3": nn.Linear(16, 8), "head": nn.Linear(8, 1)}
-state = {"x_mean": np.array([6.185, 3.102, 0.29]), "x_std": np.array([3.209, 1.392, 0.454])}
-for name, layer in layers.items():
-    state[name + ".weight"] = layer.weight.detach().double().numpy()
-    state[name + ".bias"] = layer.bias.detach().double().numpy()
-t = {key: torch.from_numpy(value) for key, value in state.items()}
-for n in (6, 1):
-    orders = rng.uniform(0.5, 12.0, size=(n, 3))
-    got = delivery_forward(state, orders)
-    z = (torch.from_numpy(orders) - t["x_mean"]) / t["x_std"]
-    z = torch.relu(functional.linear(z, t["hidden.0.weight"], t["hidden.0.bias"]))
-    z = torch.relu(functional.linear(z, t["hidden.3.weight"], t["hidden.3.bias"]))
-    want = functional.linear(z, t["head.weight"], t["head.bias"]).squeeze(-1).numpy()
-    assert isinstance(got, np.ndarray) and got.shape == (n,), f"N = {n} orders give shape ({n},)"
-    assert got.dtype == np.float64, "float64 in, float64 out"
-    assert np.allclose(got, want, rtol=1e-12, atol=1e-12), "delivery_forward matches PyTorch's eval forward"
-''',
-}
-BUILTIN_CHECKS = {"nn_module": NN_MODULE_CHECKS}
-
-
-def _meta(grade_id: str, *, grade: bool = False, solution: bool = False, locked: bool = False,
-          points: float | None = None) -> dict[str, Any]:
-    """nbgrader cell metadata, schema version 3 (keys as nbgrader writes them, sorted)."""
-    meta: dict[str, Any] = {"grade": grade, "grade_id": grade_id, "locked": locked}
-    if points is not None:
-        meta["points"] = int(points) if float(points).is_integer() else points
-    meta.update({"schema_version": SCHEMA_VERSION, "solution": solution, "task": False})
-    return {"nbgrader": meta}
-
-
-def _points(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def _task_title(source: str, task: TaskConfig) -> str:
-    """`Task tinynet: ...` from the module docstring's first line (the file name if there is none)."""
-    doc = ast.get_docstring(ast.parse(source)) or ""
-    line = doc.strip().splitlines()[0] if doc.strip() else ""
-    summary = line.split(":", 1)[1].strip() if ":" in line else line
-    summary = (summary[:1].upper() + summary[1:]).rstrip(".")
-    return f"Task `{task.id}`: {summary}" if summary else f"Task `{task.id}` ({task.file})"
-
-
-def notebook_checks(assignment: Assignment, task: TaskConfig) -> str:
-    """The plain-assert test cell of `task`: the assignment's own file, else the kit's built-in one."""
-    own = assignment.graders / CHECKS_FOLDER / f"test_{task.id}.py"
-    if own.is_file():
-        return own.read_text(encoding="utf-8")
-    builtin = BUILTIN_CHECKS.get(assignment.id, {}).get(task.id)
-    if builtin is None:
-        raise ConfigError(
-            f"no notebook test cell for task {task.id!r}: write {own} with plain asserts "
-            "(they run in the student's kernel after the task's cell)"
-        )
-    return builtin
-
-
-def _imports_of(sources: Iterable[str]) -> list[str]:
-    """The distinct top-level import statements of `sources`, in order of first appearance."""
-    seen: list[str] = []
-    for source in sources:
-        for node in ast.parse(source).body:
-            if isinstance(node, ast.Import | ast.ImportFrom) and getattr(node, "module", "") != "__future__":
-                text = ast.unparse(node)
-                if text not in seen:
-                    seen.append(text)
-    return seen
-
-
-def _task_markdown(title: str, task: TaskConfig, source: str) -> str:
-    lines = [f"## {title}", "", f"File `{task.file}`, {_points(task.points)} points. "
-             "Complete the code cell below where it says `YOUR CODE HERE`; the read-only test cell "
-             "after it checks your work.", ""]
-    for item in stub_items(source, task.file):
-        if item.kind == "class":
-            methods = ", ".join(f"`{m}`" for m in item.methods)
-            lines.append(f"- `class {item.signature}` (methods {methods}): {item.summary}")
-        else:
-            lines.append(f"- `{item.signature}`: {item.summary}")
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def source_notebook(kit_root: Path, assignment_id: str) -> dict[str, Any]:
-    """The nbgrader source notebook of an assignment, as nbformat v4 JSON data (nothing written)."""
-    assignment = load_kit(Path(kit_root)).assignment(assignment_id)
-    sources: dict[str, str] = {}
-    for task in assignment.tasks:
-        path = assignment.solutions / task.file
-        if not path.is_file():
-            raise ConfigError(f"grading.toml: task {task.id} names {task.file}, not found in {path.parent}")
-        text = path.read_text(encoding="utf-8")
-        if not find_regions(text, f"solutions/{assignment.id}/{task.file}"):
-            raise ConfigError(
-                f"solutions/{assignment.id}/{task.file} has no '{BEGIN_MARKER}' / '{END_MARKER}' region; "
-                "the notebook's solution cell would hold no answer to write"
-            )
-        sources[task.id] = text
-    given = [(assignment.solutions / name).read_text(encoding="utf-8")
-             for name in assignment.given if name.endswith(".py")]
-    total = _points(assignment.max_score)
-    given_files = [name for name in assignment.given if name.endswith(".py")]
-    given_names = "imports" + (f", and the functions of {', '.join(given_files)}" if given_files else "")
-    cells: list[dict[str, Any]] = [
-        _markdown("intro", f"# {assignment.title} (`{assignment.id}`)\n\n"
-                  f"{len(assignment.tasks)} tasks, {total} points. Run the cells in order. Write your code "
-                  "where a cell says `YOUR CODE HERE`; the read-only cells (the given code and the tests) "
-                  "cannot be changed, and each test cell is worth the points of its task.\n"),
-        _code(GIVEN_CELL_ID, f"# Given: {given_names}. Run this cell first.\n"
-              + "\n".join(_imports_of(sources.values())) + "\n\n\n"
-              + "\n\n".join(text.strip() + "\n" for text in given),
-              _meta(GIVEN_CELL_ID, locked=True)),
-    ]
-    for task in assignment.tasks:
-        text = sources[task.id]
-        cells.append(_markdown(f"describe_{task.id}", _task_markdown(_task_title(text, task), task, text),
-                               _meta(f"describe_{task.id}", locked=True)))
-        cells.append(_code(task.id, text, _meta(task.id, solution=True)))
-        checks = notebook_checks(assignment, task)
-        cells.append(_code(f"test_{task.id}", checks, _meta(f"test_{task.id}", grade=True, locked=True,
-                                                              points=task.points)))
-    return {
-        "cells": cells,
-        "metadata": {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-
-
-def _markdown(cell_id: str, source: str, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"cell_type": "markdown", "id": cell_id, "metadata": metadata or {}, "source": source}
-
-
-def _code(cell_id: str, source: str, metadata: dict[str, Any]) -> dict[str, Any]:
-    return {"cell_type": "code", "execution_count": None, "id": cell_id, "metadata": metadata,
-            "outputs": [], "source": source.rstrip("\n")}
-
-
-def build_source_notebook(kit_root: Path, assignment_id: str, out: Path) -> Path:
-    """Write the nbgrader source notebook of `assignment_id` to `out` (validated nbformat v4)."""
-    import nbformat
-
-    data = source_notebook(kit_root, assignment_id)
-    notebook = nbformat.from_dict(data)
-    nbformat.validate(notebook)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
-    return out
-
-
-# -- reading a completed notebook -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One cell of a submitted notebook (1-based `number` as the notebook shows it)."""
-
-    number: int
-    kind: str
-    source: str
-    grade_id: str = ""
-    grade: bool = False
-    solution: bool = False
-
-    @property
-    def is_test(self) -> bool:
-        """An nbgrader test cell: the instructor's code, never part of the student's files."""
-        return self.grade and not self.solution
-
-
-@dataclass
-class _Piece:
-    """What one code cell contributes: the text its task file gets, and what other files may share."""
-
-    cell: Cell
-    text: str
-    parsed: bool = True
-    names: set[str] = field(default_factory=set)  # top-level def/class names
-    magic_target: str = ""  # file name of a `%%writefile x.py` cell
-    dropped: list[str] = field(default_factory=list)  # statements commented out
-    imports: list[str] = field(default_factory=list)  # shared with every task file
-    definitions: list[str] = field(default_factory=list)  # shared when the cell belongs to no task
 
 
 def _text(value: Any) -> str:
@@ -524,209 +102,7 @@ def _given_names(assignment: Assignment) -> dict[str, str]:
     return out
 
 
-# A line magic, a shell line, `x = !cmd` / `x = %magic`, or help (`obj?`, `?obj`).
-_LINE_MAGIC = re.compile(
-    r"^([ \t]*)(?:[%!]|[A-Za-z_][\w, ]*=[ \t]*[%!]|\?{1,2}[\w.]+[ \t]*$|[\w.]+\?{1,2}[ \t]*$)"
-)
-
-
-def neutralise_magics(source: str) -> tuple[str, str, bool]:
-    """Comment out IPython magics and shell lines: (python source, `%%writefile` target, is_python).
-
-    Source that parses as Python is returned unchanged (a `%` inside a string is never touched).
-    A magic line becomes `pass  # [not run when graded] <line>`, which keeps an indented block valid.
-    A cell magic whose body is not Python (`%%bash`, `%%html`, ...) makes the cell non-Python.
-    """
-    first, _, rest = source.lstrip("\r\n").partition("\n")
-    if first.startswith("%%"):
-        words = first[2:].split()
-        magic = words[0] if words else ""
-        target = Path(words[-1]).name if magic == "writefile" and len(words) > 1 else ""
-        if magic not in PYTHON_CELL_MAGICS or (magic == "writefile" and not target.endswith(".py")):
-            return "", "", False
-        body, _, _ = neutralise_magics(rest)
-        return f"{SKIPPED}{first.rstrip()}\n{body}", target, True
-    try:
-        ast.parse(source)
-        return source, "", True
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        pass
-    lines = source.splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        match = _LINE_MAGIC.match(line)
-        if match:
-            indent = match.group(1)
-            lines[i] = f"{indent}pass  {SKIPPED.strip()} {line[len(indent):].rstrip()}\n"
-    return "".join(lines), "", True
-
-
-_BUILTINS = frozenset(dir(builtins))
-# Library calls a kept assignment may make at import: constructors (capitalised) and these.
-SAFE_CALLS = frozenset({
-    "device", "dtype", "tensor", "as_tensor", "array", "asarray", "zeros", "ones", "full", "empty", "arange",
-    "linspace", "eye", "default_rng", "get_default_dtype", "manual_seed", "float32", "float64", "int64",
-    "is_available",
-})
-SAFE_BUILTINS = frozenset({
-    "int", "float", "str", "bool", "bytes", "tuple", "list", "dict", "set", "frozenset", "range", "len",
-    "min", "max", "sum", "abs", "round", "sorted", "zip", "enumerate", "reversed", "object", "slice",
-})
-
-
-class _Scope:
-    """Names a kept statement may use: imports of any earlier cell, and what this cell bound before it."""
-
-    def __init__(self, imported: set[str]) -> None:
-        self.imported = imported
-        self.bound: set[str] = set()
-
-    def knows(self, name: str) -> bool:
-        return name in self.imported or name in self.bound or name in _BUILTINS
-
-    def static(self, expr: ast.expr | None) -> bool:
-        """True when evaluating `expr` at import runs no notebook code and no risky library call."""
-        if expr is None or isinstance(expr, ast.Constant):
-            return True
-        if isinstance(expr, ast.Name):
-            return self.knows(expr.id)
-        if isinstance(expr, ast.Attribute):
-            return self.static(expr.value)
-        if isinstance(expr, ast.Tuple | ast.List | ast.Set):
-            return all(self.static(e) for e in expr.elts)
-        if isinstance(expr, ast.Dict):
-            return all(self.static(e) for e in [*expr.keys, *expr.values])
-        if isinstance(expr, ast.UnaryOp):
-            return self.static(expr.operand)
-        if isinstance(expr, ast.BinOp):
-            return self.static(expr.left) and self.static(expr.right)
-        if isinstance(expr, ast.BoolOp):
-            return all(self.static(e) for e in expr.values)
-        if isinstance(expr, ast.Compare):
-            return all(self.static(e) for e in [expr.left, *expr.comparators])
-        if isinstance(expr, ast.IfExp):
-            return all(self.static(e) for e in (expr.test, expr.body, expr.orelse))
-        if isinstance(expr, ast.Call):
-            func = expr.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            library = (isinstance(func, ast.Attribute) and self.static(func.value)) or (
-                isinstance(func, ast.Name) and (func.id in self.imported or func.id in _BUILTINS))
-            safe = name[:1].isupper() or name in SAFE_CALLS or name in SAFE_BUILTINS
-            args = [*expr.args, *(k.value for k in expr.keywords)]
-            return library and safe and all(self.static(a) for a in args)
-        return False
-
-    def keep(self, node: ast.stmt, first: bool) -> bool:
-        """Whether a top-level statement is a definition the grader may run when importing the file."""
-        if isinstance(node, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.AsyncFunctionDef):
-            return True
-        if isinstance(node, ast.ClassDef):
-            return True
-        if isinstance(node, ast.Expr):  # a docstring; any other bare expression is an experiment
-            return first and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-        if isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = all(isinstance(n, ast.Name) or (isinstance(n, ast.Tuple) and all(
-                isinstance(e, ast.Name) for e in n.elts)) for n in targets)
-            return names and self.static(node.value)
-        if isinstance(node, ast.Try):  # try: import x / except ImportError: ...
-            inner = [*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)]
-            return all(isinstance(s, ast.Import | ast.ImportFrom | ast.Pass) for s in inner)
-        return False
-
-
-def _bound(node: ast.stmt) -> set[str]:
-    """Names a kept statement binds at module level."""
-    if isinstance(node, ast.Import | ast.ImportFrom):
-        return {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return {node.name}
-    if isinstance(node, ast.Try):
-        return set().union(*(_bound(s) for s in node.body))
-    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-    return {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
-
-
-def _optional_import(node: ast.stmt, local: set[str]) -> bool:
-    """An import of a module the grading worker may not have (matplotlib, google.colab, ...)."""
-    if isinstance(node, ast.ImportFrom):
-        if node.level or node.module is None:
-            return False
-        tops = {node.module.split(".")[0]}
-    elif isinstance(node, ast.Import):
-        tops = {a.name.split(".")[0] for a in node.names}
-    else:
-        return False
-    return not tops <= set(sys.stdlib_module_names) | WORKER_MODULES | local
-
-
-def _guarded(statement: str) -> str:
-    """`statement` (an import) that is skipped when its module is not installed."""
-    why = "# not installed where the notebook is graded"
-    return f"try:\n    {statement}\nexcept ImportError:  {why}\n    pass\n"
-
-
-def _piece(cell: Cell, imported: set[str], local: set[str], given: dict[str, str]) -> _Piece:
-    """One code cell as module code: definitions kept, experiments and magics commented out."""
-    text, target, is_python = neutralise_magics(cell.source)
-    if not is_python:
-        return _Piece(cell, "")
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        # kept as written: the grader reports the error for the file
-        names = set(re.findall(r"^(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)", text, re.MULTILINE))
-        return _Piece(cell, text, parsed=False, names=names, magic_target=target)
-    lines = text.splitlines(keepends=True)
-    piece = _Piece(cell, "", magic_target=target)
-    scope = _Scope(imported)
-    kept: set[int] = set()
-    replaced: dict[int, tuple[int, str]] = {}  # first line -> (last line, replacement text)
-    spans = [(min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))]),
-              n.end_lineno or n.lineno) for n in tree.body]
-    crowded = {line for i, (a, b) in enumerate(spans) for line in (a, b)
-               if any(j != i and c <= line <= d for j, (c, d) in enumerate(spans))}
-    for index, node in enumerate(tree.body):
-        first, last = spans[index]
-        segment = "".join(lines[first - 1:last])
-        if not scope.keep(node, index == 0):
-            piece.dropped.append(f"line {node.lineno}: `{shown(lines[node.lineno - 1].strip())[:60]}`")
-            continue
-        kept.update(range(first, last + 1))
-        names = _bound(node)
-        scope.bound |= names
-        if isinstance(node, ast.Import | ast.ImportFrom | ast.Try):
-            imported |= names
-            statement = segment.strip() if isinstance(node, ast.Try) else ast.unparse(node)
-            if _optional_import(node, local):
-                statement = _guarded(statement).rstrip()
-                if first not in crowded and last not in crowded:  # `import a; import b` stays as written
-                    replaced[first] = (last, statement + "\n")
-            piece.imports.append(statement)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            piece.names.add(node.name)
-            if node.name in given:  # a notebook copy of a given function: use the kit's own
-                piece.imports.append(f"from {given[node.name]} import {node.name}")
-            else:
-                piece.definitions.append(segment)
-        elif index > 0 or not isinstance(node, ast.Expr):
-            piece.definitions.append(segment)
-    out: list[str] = []
-    skip_until = 0
-    for number, line in enumerate(lines, start=1):
-        if number <= skip_until:
-            continue
-        if number in replaced:
-            skip_until, replacement = replaced[number]
-            out.append(replacement)
-        elif number in kept or not line.strip() or line.lstrip().startswith("#"):
-            out.append(line)
-        else:
-            out.append(SKIPPED + line)
-    piece.text = "".join(out)
-    return piece
-
-
-def _assign(pieces: list[_Piece], assignment: Assignment) -> dict[str, list[_Piece]]:
+def _assign(pieces: list[Piece], assignment: Assignment) -> dict[str, list[Piece]]:
     """Task id -> its cells: by nbgrader grade_id, by `%%writefile <task file>`, else by the names defined.
 
     A cell that defines names of several tasks (all the code in one cell) goes to each of them.
@@ -734,7 +110,7 @@ def _assign(pieces: list[_Piece], assignment: Assignment) -> dict[str, list[_Pie
     required = required_names(assignment)
     by_key = {t.module: t.id for t in assignment.tasks} | {t.id: t.id for t in assignment.tasks}
     by_file = {t.file: t.id for t in assignment.tasks}
-    chosen: dict[str, list[_Piece]] = {t.id: [] for t in assignment.tasks}
+    chosen: dict[str, list[Piece]] = {t.id: [] for t in assignment.tasks}
     for piece in pieces:
         task = by_key.get(piece.cell.grade_id) or by_file.get(piece.magic_target)
         if task is not None:
@@ -768,7 +144,7 @@ def _notebook_files(data: bytes, label: str, assignment: Assignment, given: tupl
     local = {t.module for t in assignment.tasks} | {g.removesuffix(".py") for g in assignment.given}
     given_names = _given_names(assignment)
     imported: set[str] = set()
-    pieces: list[_Piece] = []
+    pieces: list[Piece] = []
     for cell in cells:
         if cell.kind != "code" or cell.is_test or not cell.source.strip():
             continue
@@ -776,7 +152,7 @@ def _notebook_files(data: bytes, label: str, assignment: Assignment, given: tupl
             notes.append(f"`{label}`: cell {cell.number} was ignored: its code is larger than "
                          f"{MAX_FILE_BYTES // 1024} KB.")
             continue
-        pieces.append(_piece(cell, imported, local, given_names))
+        pieces.append(module_code(cell, imported, local, given_names))
     chosen = _assign(pieces, assignment)
     required = required_names(assignment)
     if not any(chosen.values()):
@@ -796,14 +172,14 @@ def _notebook_files(data: bytes, label: str, assignment: Assignment, given: tupl
         if chosen[task.id]:
             text, task_notes = _task_file(task, chosen[task.id], header, required[task.id])
             notes.extend(f"`{label}`: {note}" for note in task_notes)
-            _accept(task.file, text.encode("utf-8"), given, files, notes)
+            accept(task.file, text.encode("utf-8"), given, files, notes)
     missing = [t.id for t in assignment.tasks if not chosen[t.id]]
     if missing:
         notes.append(f"`{label}`: no cell was found for task(s) {', '.join(missing)}.")
     return Collected(files, tuple(notes), "" if files else f"`{label}` holds no code the grader can use")
 
 
-def _task_file(task: TaskConfig, mine: list[_Piece], header: list[str],
+def _task_file(task: TaskConfig, mine: list[Piece], header: list[str],
                names: tuple[str, ...]) -> tuple[str, list[str]]:
     """One task file: `from __future__` lines, the shared header, then the task's cells in order."""
     notes: list[str] = []
@@ -854,7 +230,7 @@ def collect_notebook(
     try:
         if path.is_symlink():
             return Collected({}, (), f"`{label}` is a link; submit the notebook file itself")
-        data = _read_regular(path, MAX_TOTAL_BYTES + 1)
+        data = read_regular(path, MAX_TOTAL_BYTES + 1)
         if data is None:
             return Collected({}, (), f"`{label}` is not a regular file; submit the .ipynb file itself")
         target = assignment or _default_assignment()
@@ -876,67 +252,3 @@ def write_files(collected: Collected, folder: Path) -> list[Path]:
         (folder / name).write_bytes(data)
         written.append(folder / name)
     return written
-
-
-# -- CLI ------------------------------------------------------------------------------------
-
-
-def _friendly(fn: F) -> F:
-    """cli.friendly, looked up when the command runs (so cli.py may import this module)."""
-
-    @wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        from autograder.cli import friendly
-
-        return friendly(fn)(*args, **kwargs)
-
-    return run  # type: ignore[return-value]
-
-
-def _kit(kit_dir: Path | None) -> Kit:
-    return load_kit(find_kit_root(kit_dir))
-
-
-_kit_option = click.option(
-    "--kit", "kit_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-    help="Folder holding grading.toml (default: found from here upwards).",
-)
-
-
-@click.group("notebook")
-def notebook_cli() -> None:
-    """Jupyter notebooks: build the nbgrader source notebook, split a submitted notebook into files."""
-
-
-@notebook_cli.command("build")
-@click.argument("assignment", required=False)
-@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Notebook to write (default: ASSIGNMENT.ipynb here).")
-@_kit_option
-@_friendly
-def build_command(assignment: str | None, out: Path | None, kit_dir: Path | None) -> None:
-    """Write the nbgrader source notebook of ASSIGNMENT (put it in source/ASSIGNMENT/ of the course)."""
-    kit = _kit(kit_dir)
-    target = kit.assignment(assignment)
-    path = build_source_notebook(kit.root, target.id, out or Path(f"{target.id}.ipynb"))
-    click.echo(f"wrote {path} ({len(target.tasks)} tasks, {_points(target.max_score)} points); "
-               f"release it with `nbgrader generate_assignment {target.id}`")
-
-
-@notebook_cli.command("split")
-@click.argument("notebook", type=click.Path(path_type=Path, dir_okay=False, exists=True))
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True,
-              help="Folder for the task files.")
-@click.option("--assignment", default=None, help="Assignment id (default: the kit's default).")
-@_kit_option
-@_friendly
-def split_command(notebook: Path, out: Path, assignment: str | None, kit_dir: Path | None) -> None:
-    """Show how NOTEBOOK is graded: write its task files to OUT (nothing in it is run)."""
-    target = _kit(kit_dir).assignment(assignment)
-    collected = collect_notebook(notebook, target.given, target)
-    for note in collected.notes:
-        click.echo(f"note: {note}")
-    if collected.problem:
-        raise click.ClickException(collected.problem)
-    for path in write_files(collected, out):
-        click.echo(f"wrote {path}")
