@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.authoring.build import build_assignment, diff_assignment, has_markers, strip_solutions
+from autograder.authoring.build import build_assignment, diff_assignment
+from autograder.authoring.markers import has_markers, strip_solutions
 from autograder.errors import MarkerError
 
 KIT = Path(__file__).resolve().parents[1]

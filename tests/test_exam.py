@@ -26,7 +26,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT, SOLUTIONS
 
-from autograder.authoring.build import build_assignment, has_markers, solution_lines
+from autograder.authoring.build import build_assignment
+from autograder.authoring.markers import has_markers, solution_lines
 from autograder.batch import grade_batch
 from autograder.cli import main
 from autograder.config import Kit, load_kit, parse_kit

@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT, SOLUTIONS
 
-from autograder.authoring.build import find_regions, public_checks
+from autograder.authoring.build import public_checks
+from autograder.authoring.markers import find_regions
 from autograder.authoring.source_notebook import build_source_notebook
 from autograder.cli.notebook import notebook as notebook_cli
 from autograder.errors import ConfigError

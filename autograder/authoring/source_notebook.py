@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from autograder.authoring.build import BEGIN_MARKER, END_MARKER, NOTEBOOK_DIR, find_regions, stub_items
+from autograder.authoring.build import NOTEBOOK_DIR
+from autograder.authoring.markers import BEGIN_MARKER, END_MARKER, find_regions, stub_items
 from autograder.config import Assignment, TaskConfig, load_kit
 from autograder.errors import ConfigError
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from autograder.archive import write_zip
 from autograder.authoring import build
+from autograder.authoring.markers import has_markers
 from autograder.config import Assignment, Kit
 from autograder.exam.timing import window_text
 from autograder.exam.variants import ExamError, Variant, VariantSpace, validate_space
@@ -121,7 +122,7 @@ def bundle_files(
     sources: dict[str, str] = {}
     for path in sorted(assignment.solutions.glob("*.py")):
         text = path.read_text(encoding="utf-8")
-        if rewriter is not None and build.has_markers(text):
+        if rewriter is not None and has_markers(text):
             try:
                 text = rewriter.variant_source(path.name, text, params)
             except ValueError as exc:
