@@ -1,66 +1,90 @@
-"""The seccomp filter bwrap loads into every sandbox (host side): the system calls a task is refused."""
+"""The seccomp filter bwrap loads into every sandbox (host side): libseccomp makes it from call names."""
 
 from __future__ import annotations
 
+import errno
+import functools
 import platform
-import struct
+import tempfile
+from typing import Any
 
-# -- seccomp: the few system calls a task never needs and the kernel would rather not see --------
-# Namespaces (a user namespace would give the task "root" over its own mounts), the kernel
-# keyring (not namespaced), and interfaces with a long record of kernel bugs. Everything else
+from autograder.errors import SandboxUnavailable
+
+# The few system calls a task never needs and the kernel would rather not see. Everything else
 # is allowed: the uid, the namespaces and the rlimits are the sandbox, this only narrows it.
-# machine -> (seccomp audit arch, clone, clone3, denied system call numbers)
-_SYSCALLS: dict[str, tuple[int, int, int, tuple[int, ...]]] = {
-    "x86_64": (0xC000003E, 56, 435, (
-        272, 308, 165, 166, 155, 250, 248, 249, 321, 298, 323, 425, 426, 427, 428, 429, 430, 431, 432, 433,
-        442, 246, 320, 175, 313, 176, 163, 167, 168, 169,
-    )),
-    "aarch64": (0xC00000B7, 220, 435, (
-        97, 268, 40, 39, 41, 219, 217, 218, 280, 241, 282, 425, 426, 427, 428, 429, 430, 431, 432, 433, 442,
-        104, 294, 105, 273, 106, 89, 224, 225, 142,
-    )),
+DENIED: tuple[str, ...] = (
+    # Namespaces and mounts: a user namespace would give the task "root" over its own mounts.
+    "unshare", "setns", "mount", "umount2", "pivot_root",
+    "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+    # The kernel keyring: not namespaced, so shared with the host.
+    "keyctl", "add_key", "request_key",
+    # Interfaces with a long record of kernel bugs.
+    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    # The machine's own business.
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+    "acct", "swapon", "swapoff", "reboot",
+)
+# clone3 takes its flags in memory, which a filter cannot read: it fails with ENOSYS, so libc
+# falls back to clone, whose flags are an argument the filter checks.
+NOT_IMPLEMENTED: tuple[str, ...] = ("clone3",)
+# clone with any of these fails with EPERM (one rule each: the rules of a call are or-ed).
+NAMESPACE_FLAGS: dict[str, int] = {
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
 }
-_NAMESPACE_FLAGS = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
-_X32_BIT = 0x40000000
+# machine -> libseccomp's token for its native ABI (the kernel's AUDIT_ARCH_*). Other ABIs of the
+# same machine (i386 and x32 on x86_64) are not added: their calls get the bad-arch action.
+ARCHES: dict[str, int] = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+FIX = "install libseccomp (as root: apt-get install -y libseccomp2, or run `make setup`)"
+
+
+def _bindings() -> Any:
+    """pyseccomp, imported on first use: it loads libseccomp.so.2, which bare grading never needs."""
+    try:
+        import pyseccomp
+    except (ImportError, RuntimeError, OSError) as exc:
+        raise SandboxUnavailable(f"libseccomp could not be loaded ({exc}): {FIX}") from None
+    return pyseccomp
 
 
 def seccomp_filter(machine: str | None = None) -> bytes:
-    """A classic-BPF seccomp program (as bwrap --seccomp reads it), or b"" on other machines.
+    """The classic-BPF seccomp program bwrap --seccomp reads, or b"" on machines it does not cover.
 
-    Denied calls fail with EPERM; clone3 fails with ENOSYS so that libc falls back to clone, whose
-    flags a filter can see; clone with a namespace flag fails with EPERM; other ABIs (i386, x32)
-    are refused entirely.
+    Denied calls fail with EPERM; clone3 fails with ENOSYS; clone with a namespace flag fails
+    with EPERM; other ABIs (i386, x32) are refused entirely (EPERM); everything else is allowed.
     """
-    table = _SYSCALLS.get(machine or platform.machine())
-    if table is None:
+    return _program(machine or platform.machine())
+
+
+@functools.cache  # the same bytes for every worker started: libseccomp runs once per process
+def _program(machine: str) -> bytes:
+    arch = ARCHES.get(machine)
+    if arch is None:
         return b""
-    arch, clone, clone3, deny = table
-    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
-    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
-    # Layout: header, one jeq per denied call, clone3, clone, allow, clone-flags check, deny, enosys.
-    deny_at = 5 + len(deny) + 2 + 1 + 3  # index of the "deny" return
-    program: list[tuple[int, int, int, int]] = [
-        (ld, 0, 0, 4),  # architecture
-        (jeq, 1, 0, arch),
-        (ret, 0, 0, eperm),
-        (ld, 0, 0, 0),  # system call number
-    ]
-    if arch == 0xC000003E:
-        program.append((jset, deny_at - 5, 0, _X32_BIT))
-    else:
-        program.append((jeq, 0, 0, 0))  # keep the layout: a jump of 0
-    for index, number in enumerate(deny):
-        here = 5 + index
-        program.append((jeq, deny_at - here - 1, 0, number))
-    here = len(program)
-    program.append((jeq, deny_at + 1 - here - 1, 0, clone3))
-    here = len(program)
-    program.append((jeq, 1, 0, clone))
-    program.append((ret, 0, 0, allow))
-    program.append((ld, 0, 0, 16))  # clone's flags (low half of the first argument)
-    program.append((jset, 1, 0, _NAMESPACE_FLAGS))
-    program.append((ret, 0, 0, allow))
-    assert len(program) == deny_at
-    program.append((ret, 0, 0, eperm))
-    program.append((ret, 0, 0, enosys))
-    return b"".join(struct.pack("=HBBI", *insn) for insn in program)
+    seccomp = _bindings()
+    eperm, enosys = seccomp.ERRNO(errno.EPERM), seccomp.ERRNO(errno.ENOSYS)
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    rules.set_attr(seccomp.Attr.ACT_BADARCH, eperm)
+    if arch != seccomp.system_arch():  # another machine's program (tests): its ABI instead of ours
+        rules.add_arch(arch)
+        rules.remove_arch(seccomp.Arch.NATIVE)
+    # Names are resolved on this machine and translated by libseccomp to the filter's ABI; an
+    # old libseccomp that does not know a name must not leave it allowed without a word.
+    for name in DENIED + NOT_IMPLEMENTED + ("clone",):
+        if seccomp.resolve_syscall(seccomp.Arch.NATIVE, name) == -1:  # __NR_SCMP_ERROR
+            raise SandboxUnavailable(f"this libseccomp does not know the system call {name}: {FIX}")
+    for name in DENIED:
+        rules.add_rule(eperm, name)
+    for name in NOT_IMPLEMENTED:
+        rules.add_rule(enosys, name)
+    for flag in NAMESPACE_FLAGS.values():
+        rules.add_rule(eperm, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    with tempfile.TemporaryFile() as handle:  # libseccomp writes to a descriptor
+        rules.export_bpf(handle)
+        handle.seek(0)
+        return handle.read()
