@@ -46,7 +46,7 @@ from autograder.grading.grader import Grader
 from autograder.grading.options import GradeOptions
 from autograder.grading.results import SubmissionResult, result_to_dict
 from autograder.output import reports
-from autograder.sandbox import codec
+from autograder.sandbox import codec, seccomp
 from autograder.sandbox import launch as sandbox
 from autograder.sandbox.client import WorkerProcess
 from autograder.sandbox.launch import Launch, check_available
@@ -566,14 +566,21 @@ def test_decode_refuses_malformed_replies(line: bytes) -> None:
 
 @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
 def test_seccomp_filter_is_well_formed(machine: str) -> None:
-    """Every jump lands inside the program; it ends with its two verdicts (EPERM, ENOSYS)."""
-    program = sandbox.seccomp_filter(machine)
+    """Every jump lands inside the program, which ends with a verdict; its verdicts: allow, EPERM, ENOSYS.
+
+    (Which calls get which verdict: tests/test_seccomp.py.)
+    """
+    program = seccomp.seccomp_filter(machine)
+    assert program and len(program) % 8 == 0
     insns = [struct.unpack("=HBBI", program[i : i + 8]) for i in range(0, len(program), 8)]
-    for index, (code, jt, jf, _) in enumerate(insns):
-        if code in (0x15, 0x45):
+    for index, (code, jt, jf, k) in enumerate(insns):
+        if code in (0x15, 0x25, 0x35, 0x45):  # jeq, jgt, jge, jset
             assert index + 1 + max(jt, jf) < len(insns)
-    assert insns[-2] == (0x06, 0, 0, 0x00050001) and insns[-1] == (0x06, 0, 0, 0x00050026)
-    assert sandbox.seccomp_filter("sparc") == b""
+        elif code == 0x05:  # ja
+            assert index + 1 + k < len(insns)
+    assert insns[-1][0] == 0x06
+    assert {k for code, _, _, k in insns if code == 0x06} == {0x7FFF0000, 0x00050001, 0x00050026}
+    assert seccomp.seccomp_filter("sparc") == b""
 
 
 # -- bad input: graded, never fatal ------------------------------------------------------------

@@ -21,7 +21,8 @@ from typing import Any
 
 from autograder.errors import WorkerProtocolError
 from autograder.sandbox import codec
-from autograder.sandbox.launch import Cgroup, Launch, spawnable
+from autograder.sandbox.cgroup import Cgroup
+from autograder.sandbox.launch import Launch, spawnable
 
 STARTUP_TIMEOUT = 120.0
 GRACE = 5.0  # seconds past the task's budget before the grader kills the whole sandbox

@@ -1,0 +1,156 @@
+"""The task's child, forked from the relay inside the sandbox: limits, the student's import, probe calls.
+
+Also the relay's handle on that child (Child) and how its end is named (death_reason).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import selectors
+import signal
+import socket
+import sys
+import tempfile
+from typing import Any
+
+from autograder.sandbox import codec
+from autograder.sandbox.inside.cleanup import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl
+
+CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE, signal.SIGSYS}
+
+
+def _vm_size() -> int:
+    with open("/proc/self/status", "rb") as handle:
+        for line in handle:
+            if line.startswith(b"VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def child_main(
+    sock: socket.socket, out_w: int, task_dir: str, request: dict[str, Any], probes_code: Any, sandboxed: bool
+) -> None:
+    """In the forked child: limits, then import the student's module and serve probe calls."""
+    limits = request["limits"]
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out_w, 1)
+    os.dup2(out_w, 2)
+    keep = sock.fileno()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 65536)
+    if not sandboxed:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # bare: die with the relay
+    # The task's processes are the ones the kernel kills first when the sandbox runs out of memory.
+    try:
+        prctl(PR_SET_DUMPABLE, 1)  # only a dumpable process may write its own /proc files
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write("1000")
+    except OSError:
+        pass
+    finally:
+        if sandboxed:
+            prctl(PR_SET_DUMPABLE, 0)
+    cpu = max(1, int(limits["cpu"]))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    mem = _vm_size() + int(limits["memory_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    fsize = int(limits.get("fsize_mb", 64)) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    if limits.get("nproc"):
+        resource.setrlimit(resource.RLIMIT_NPROC, (int(limits["nproc"]), int(limits["nproc"])))
+    os.chdir(task_dir)
+    if not sandboxed:  # bare: temporary files go to the worker's private folder, wiped after the task
+        os.environ["TMPDIR"] = os.path.dirname(task_dir)
+        tempfile.tempdir = None
+    sys.stdout = open(1, "w", buffering=1, closefd=False, errors="backslashreplace")  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")  # noqa: SIM115
+    sys.argv = [request["module"] + ".py"]
+
+    from autograder.sandbox.inside.runtime import TaskRuntime
+
+    runtime = TaskRuntime(task_dir, request["module"], request["probes"], probes_code)
+    status = runtime.open()
+    stream = sock.makefile("rwb")
+    stream.write(json.dumps(status).encode() + b"\n")
+    stream.flush()
+    while True:
+        line = stream.readline()
+        if not line:
+            break
+        call, size = codec.parse_header(line)
+        kwargs = codec.revive(call, stream.read(size))["kwargs"]
+        answer = runtime.call(call["probe"], kwargs, int(call["seed"]))
+        stream.write(answer)
+        stream.flush()
+    os._exit(0)
+
+
+class Child:
+    """The relay's handle on the task's child: its pid, channel, output pipe and exit."""
+
+    def __init__(self, pid: int, sock: socket.socket, output_fd: int):
+        self.pid = pid
+        self.sock = sock
+        self.output_fd = output_fd
+        self.pidfd: int | None = None
+        try:
+            self.pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pass  # old kernel: its exit is noticed by polling
+        self.buffer = bytearray()
+        self.scanned = 0  # bytes of buffer already searched for a newline
+        self.header: tuple[bytes, Any, list[int]] | None = None  # a line whose raw part is awaited
+        self.sock_open = True
+        self.output_open = True
+        self.output = bytearray()
+        self.output_dropped = 0
+        self.status: tuple[int, float] | None = None  # (wait status, CPU seconds) once reaped
+        # Kept for the whole task (a selector per wait costs more than most answers take).
+        self.readers = selectors.DefaultSelector()
+        self.readers.register(sock, selectors.EVENT_READ, "answer")
+        self.readers.register(output_fd, selectors.EVENT_READ, "output")
+        if self.pidfd is not None:
+            self.readers.register(self.pidfd, selectors.EVENT_READ, "exit")
+
+    def reap(self) -> bool:
+        """Collect the child's exit status if it has exited."""
+        if self.status is not None:
+            return True
+        try:
+            pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            self.status = (0, 0.0)
+            return True
+        if pid == 0:
+            return False
+        self.status = (status, usage.ru_utime + usage.ru_stime)
+        return True
+
+    def close(self) -> None:
+        self.readers.close()
+        self.sock.close()
+        for fd in (self.output_fd, self.pidfd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
+def death_reason(status: int, cpu_seconds: float, cpu_limit: float) -> str:
+    """The catalogue key for how the task's child ended."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_seconds >= cpu_limit - 0.05):
+            return "cpu_limit"
+        if sig in CRASH_SIGNALS:
+            return "crashed"
+        return "killed"  # by the kernel for memory, or by the task's own processes
+    return "exited"
+
