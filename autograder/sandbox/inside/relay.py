@@ -11,14 +11,22 @@ import socket
 import sys
 import tempfile
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, BinaryIO, Protocol
 
 from autograder.sandbox import codec
 from autograder.sandbox.inside.child import Child, child_main, death_reason
 from autograder.sandbox.inside.cleanup import CLEANUP_SECONDS, PR_SET_CHILD_SUBREAPER, kill_all, prctl, wipe
 
-if TYPE_CHECKING:  # only for annotations: the template imports this module
-    from autograder.sandbox.inside.server import Template
+
+class Template(Protocol):
+    """What a relay uses of the template it was forked from (server.Template)."""
+
+    out: BinaryIO
+    scratch: str
+    wiped: list[str]
+    compiled: dict[str, Any]
+    sandboxed: bool
+    pid_namespace: bool
 
 MAX_LINE = 32 * 1024 * 1024  # bytes of one answer from student code before the task is stopped
 MAX_NAME = 255
