@@ -568,7 +568,7 @@ def test_decode_refuses_malformed_replies(line: bytes) -> None:
 def test_seccomp_filter_is_well_formed(machine: str) -> None:
     """Every jump lands inside the program, which ends with a verdict; its verdicts: allow, EPERM, ENOSYS.
 
-    (Which calls get which verdict: tests/test_seccomp.py.)
+    (Which calls get which verdict: tests/sandbox/test_seccomp.py.)
     """
     program = seccomp.seccomp_filter(machine)
     assert program and len(program) % 8 == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import ROOT
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -13,7 +14,6 @@ from autograder.config import load_kit
 from autograder.grading import judge
 from autograder.grading.course import load_graders
 from autograder.grading.hypothesis_setup import pin_seed, use_profile
-from tests.conftest import ROOT
 
 use_profile()  # the checks below are decorated and run under the kit's profile, as graders are
 

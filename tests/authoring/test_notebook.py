@@ -24,7 +24,7 @@ from autograder.submissions.cells import SKIPPED, neutralise_magics
 from autograder.submissions.files import MAX_FILE_BYTES, MAX_TOTAL_BYTES
 from autograder.submissions.notebook import collect_notebook, notebook_files, required_names, write_files
 
-DATA = Path(__file__).parent / "data" / "notebooks"
+DATA = Path(__file__).resolve().parents[1] / "data" / "notebooks"
 VENV_BIN = Path(sys.executable).parent
 NBGRADER_TIMEOUT = 150  # seconds for one nbgrader command (the whole round trip takes about a minute)
 

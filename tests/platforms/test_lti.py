@@ -1,6 +1,6 @@
 """`autograder publish lti` against a real LTI 1.3 platform (lti1p3platform) on 127.0.0.1.
 
-The platform harness is tests/lti_platform.py; what it adds to the library is documented there.
+The platform harness is tests/platforms/lti_platform.py; what it adds to the library is documented there.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from autograder.platforms.lti.publish import PublishReport, publish_lti
 from autograder.platforms.lti.scores import score_comment
 from autograder.platforms.rosters import read_lti_roster, roster_from_members
 
-DATA = Path(__file__).resolve().parent / "data" / "lti"
+DATA = Path(__file__).resolve().parents[1] / "data" / "lti"
 ROSTER = DATA / "roster.csv"
 CLIENT_ID = "autograder-tool"
 KEY_ID = "tool-key-1"

@@ -21,7 +21,7 @@ from autograder.cli.export import gradescope
 from autograder.errors import ConfigError
 from autograder.platforms.gradescope import build_gradescope_zip, run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions" / "nn_module"
 
 TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",

@@ -116,7 +116,7 @@ def test_pages_render_in_chromium(graded_sample, tmp_path):
             assert f'id="total">{rahim}<' in dom
 
 
-GOLDEN = Path(__file__).parent / "data" / "sample_results"
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "sample_results"
 
 
 def test_sample_class_results_are_byte_for_byte_as_recorded(graded_sample):

@@ -26,7 +26,7 @@ from autograder.platforms.junit import write_junit, write_junit_all
 from autograder.platforms.moodle import write_moodle
 from autograder.platforms.rosters import read_canvas_roster
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 CANVAS_ROSTER = DATA / "canvas_roster.csv"
 MOODLE_ROSTER = DATA / "moodle_roster.csv"
 BOM = b"\xef\xbb\xbf"

@@ -19,7 +19,7 @@ from autograder.authoring.build import build_assignment, diff_assignment
 from autograder.authoring.markers import has_markers, strip_solutions
 from autograder.errors import MarkerError
 
-KIT = Path(__file__).resolve().parents[1]
+KIT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = KIT / "assignments" / "nn_module"
 SOLUTIONS = KIT / "solutions" / "nn_module"
 
