@@ -23,6 +23,7 @@ from autograder.sandbox.launch import Launch, bare_launch, bwrap_launch
 from autograder.sandbox.session import SandboxSession
 from autograder.submissions.collect import collect
 from autograder.submissions.files import Collected
+from autograder.submissions.introspection import review_flags
 from autograder.submissions.students import student_name
 
 # Called while a task's worker is still open, after its checks ran: a plan's own further look.
@@ -136,7 +137,8 @@ class Grader:
             result = plan.grade(self, path, name, submission)
         finally:
             self.worker.end_submission()
-        return dataclasses.replace(result, execution_time=time.monotonic() - started)
+        return dataclasses.replace(result, execution_time=time.monotonic() - started,
+                                   review=review_flags(submission.files))
 
     def grade_task(
         self, task: TaskConfig, submission: Collected, graders: Graders | None = None,

@@ -52,6 +52,8 @@ class SubmissionResult:
     problem: str = ""  # why nothing could be graded (broken zip, empty folder), if so
     penalty: float = 0.0  # points taken off the checks' total (a late submission to an exam)
     exam: dict[str, Any] = field(default_factory=dict, hash=False)  # variant, time, lateness (exams)
+    # Lines that introspect the interpreter (file:line: what), for the instructor's review only.
+    review: tuple[str, ...] = ()
     # What the grade was computed from and its signature (grading/provenance.py); not part of the grade.
     provenance: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
@@ -95,5 +97,6 @@ def result_from_dict(data: dict) -> SubmissionResult:  # type: ignore[type-arg]
     return SubmissionResult(
         data["student"], data["assignment"], tasks, tuple(data.get("notes", ())),
         float(data.get("execution_time", 0.0)), str(data.get("problem", "")),
-        float(data.get("penalty", 0.0)), dict(data.get("exam") or {}), dict(data.get("provenance") or {}),
+        float(data.get("penalty", 0.0)), dict(data.get("exam") or {}), tuple(data.get("review") or ()),
+        dict(data.get("provenance") or {}),
     )

@@ -26,6 +26,7 @@ def templates() -> Environment:
     """The kit's page templates, compiled once per process (compiling one costs ~50 ms)."""
     return Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
 ENGINE_KEYS = "engine."
+TAMPERED = "engine.tampered"  # never an ordinary mistake: listed for academic-integrity review
 EXAMPLES_SHOWN = 5
 
 
@@ -107,6 +108,16 @@ class LateRow:
 
 
 @dataclass(frozen=True)
+class ReviewRow:
+    """For academic-integrity review: a task whose probes were changed, or a line that introspects."""
+
+    student: str
+    task: str
+    what: str
+    tampered: bool  # the worker saw its probes change: the task scored 0 for that
+
+
+@dataclass(frozen=True)
 class ClassSummary:
     """Every number the report shows, computed once from the gradebook's results."""
 
@@ -128,6 +139,7 @@ class ClassSummary:
     options: tuple[OptionRow, ...] = ()
     swaps: tuple[SwapRow, ...] = ()
     late: tuple[LateRow, ...] = ()
+    review: tuple[ReviewRow, ...] = ()
 
     @property
     def mean(self) -> float:
@@ -250,7 +262,9 @@ def summarize(
     by_key: dict[str, list[str]] = defaultdict(list)
     key_task: dict[str, str] = {}
     ungraded: list[Ungraded] = []
+    review: list[ReviewRow] = []
     for result in results:
+        review += [ReviewRow(result.student, flag.split(":", 1)[0], flag, False) for flag in result.review]
         if result.problem:
             ungraded.append(Ungraded(result.student, "", result.problem))
         for task in result.tasks:
@@ -269,7 +283,11 @@ def summarize(
                     by_key[check.message_key].append(result.student)
                     key_task[check.message_key] = task.task
             for reason in sorted(engine_reasons):
-                if reason != "engine.not_implemented":
+                if reason == TAMPERED:
+                    what = next((c.feedback for c in task.checks if c.message_key == TAMPERED), "")
+                    first = what.splitlines()[0] if what else ""
+                    review.append(ReviewRow(result.student, task.task, first, True))
+                elif reason != "engine.not_implemented":
                     ungraded.append(Ungraded(result.student, task.task, reason.removeprefix(ENGINE_KEYS)))
     checks = tuple(
         CheckRate(cid, meta[cid][0], meta[cid][1], passed[cid], seen[cid])
@@ -292,6 +310,7 @@ def summarize(
         checks=checks,
         misconceptions=misconceptions,
         ungraded=tuple(ungraded),
+        review=tuple(sorted(review, key=lambda r: (not r.tampered, r.student, r.task))),
         seconds=seconds,
         exam=assignment.exam is not None or any(r.exam for r in results),
         variants=exam.variants,

@@ -48,6 +48,8 @@ def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if result.exam or result.penalty:  # an exam: the checks' total, the penalty and the variant
         extra = {"raw_score": result.raw_score, "late_penalty": result.penalty, "exam": result.exam}
+    if result.review:  # for the instructor: lines that look into the interpreter (not penalised)
+        extra["review"] = list(result.review)
     if result.provenance:  # what the grade was computed from, and its signature
         extra["provenance"] = result.provenance
     return {

@@ -37,6 +37,8 @@ def unpack_answer(probe: str, answer: Any) -> Any:
         return answer["value"]
     if "kit_error" in answer:
         raise RuntimeError(f"probe {probe!r}: {answer['kit_error']}")
+    if "tampered" in answer:  # the worker saw the submission change its probes: nothing it says counts
+        raise WorkerLost("tampered", clean_text(answer["tampered"], 300))
     err = answer.get("error") or {}
     raise StudentCodeError(
         probe, str(err.get("type", "Error")), str(err.get("message", "")), str(err.get("where", ""))
@@ -53,6 +55,8 @@ class InProcessSession:
         self.counter = 0
 
     def call(self, probe: str, /, **kwargs: Any) -> Any:
+        if "tampered" in self.status:
+            raise WorkerLost("tampered", str(self.status["tampered"]))
         if not self.status.get("imported"):
             err = self.status.get("error", {})
             raise StudentCodeError("import", err.get("type", "ImportError"), err.get("message", ""))
@@ -130,6 +134,9 @@ class SandboxSession:
             self.lost = self._lost_reply(reply, "import")
             return OpenResult(False, {})
         status = reply.get("opened")
+        if type(status) is dict and "tampered" in status:
+            self.lost = WorkerLost("tampered", clean_text(status["tampered"], 300))
+            return OpenResult(False, {})
         if type(status) is not dict or type(status.get("imported")) is not bool:
             self.lost = WorkerLost("protocol", "import")
             return OpenResult(False, {})
@@ -160,6 +167,9 @@ class SandboxSession:
             raise self.lost
         if "error" in answer:
             answer = {**answer, "error": clean_error(answer["error"])}
+        if "tampered" in answer:
+            self.lost = WorkerLost("tampered", clean_text(answer["tampered"], 300))
+            raise self.lost
         return unpack_answer(probe, answer)
 
     def close(self) -> str:

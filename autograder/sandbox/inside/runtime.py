@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.sandbox import codec
+from autograder.sandbox.inside.integrity import Snapshot, tampered_answer
 
 MESSAGE_LIMIT = 2000  # characters of a student's exception message kept for feedback
 
@@ -76,9 +77,18 @@ class TaskRuntime:
         self.probes_code = probes_code
         self.module: types.ModuleType | None = None
         self.probes: dict[str, Any] = {}
+        self.snapshot = Snapshot()
 
     def open(self) -> dict[str, Any]:
-        """Import the student's module; report an import failure as data."""
+        """Import the student's module; report an import failure as data.
+
+        The probes come into being only after the import, so module-level code never meets them;
+        what they will use is snapshotted before it, and checked after it and after every call."""
+        self.snapshot = Snapshot.of_environment()
+        status = self._import()
+        changed = self.snapshot.changed()
+        if changed:
+            return {"tampered": f"{changed} changed while the submission was imported"}
         probes_ns: dict[str, Any] = {"__name__": "autograder_probes"}
         code = self.probes_code or compile_probes(self.probes_source)
         exec(code, probes_ns)
@@ -89,6 +99,10 @@ class TaskRuntime:
             and not name.startswith("_")
             and getattr(fn, "__module__", "") == "autograder_probes"
         }
+        self.snapshot.add_probes(self.probes, probes_ns)
+        return status
+
+    def _import(self) -> dict[str, Any]:
         # Last on the path: a student's helper modules import, but never in place of an installed
         # or standard module (a `json.py` or `torch.py` would otherwise win for lazy imports).
         if self.task_dir not in sys.path:
@@ -114,9 +128,12 @@ class TaskRuntime:
         try:
             value = fn(self.module, **kwargs)
         except BaseException as exc:
-            return codec.encode({"error": describe_error(exc, self.task_dir)})
-        try:
-            return codec.encode({"value": value})
-        except Exception as exc:  # whatever the value's own methods raise
-            error = {"type": "UnsendableResult", "message": _safe_str(exc), "where": ""}
-            return codec.encode({"error": error})
+            answer = codec.encode({"error": describe_error(exc, self.task_dir)})
+        else:
+            try:
+                answer = codec.encode({"value": value})
+            except Exception as exc:  # whatever the value's own methods raise
+                error = {"type": "UnsendableResult", "message": _safe_str(exc), "where": ""}
+                answer = codec.encode({"error": error})
+        changed = self.snapshot.changed()
+        return tampered_answer(changed) if changed else answer
