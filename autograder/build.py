@@ -26,7 +26,7 @@ README_TEMPLATE = "student_readme.md.j2"
 GRADERS_DIR = "graders"
 CHECKS_DIR = "checks"
 # Never copied from graders/ to the student's checks/ (matched against every file and folder name).
-PRIVATE_NAMES = ("hidden", "__pycache__", "*reference*", "*.pyc")
+PRIVATE_NAMES = ("hidden", "__pycache__", "*reference*", "*.pyc", "misconceptions.toml", "correct")
 # Local clutter that is not part of a generated folder (ignored by diff_assignment).
 CLUTTER_NAMES = ("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
 
