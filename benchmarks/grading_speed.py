@@ -44,7 +44,7 @@ TASK_FILES = sorted(p.name for p in SOLUTIONS.glob("*.py") if p.name != "data.py
 
 def make_batch(folder: Path, students: int) -> None:
     """Reference copies, some with one catalogued mistake, some stubs: a realistic mix."""
-    wrong = tomllib.loads((ROOT / "tests/catalogue/misconceptions.toml").read_text())["wrong"]
+    wrong = tomllib.loads((SOLUTIONS / "graders" / "misconceptions.toml").read_text())["wrong"]
     for i in range(students):
         dest = folder / f"s{i:03d}"
         dest.mkdir()

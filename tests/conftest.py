@@ -6,7 +6,8 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -41,10 +42,26 @@ def kit() -> Kit:
 
 
 @pytest.fixture(scope="session")
-def grader(kit: Kit) -> Iterator[Grader]:
-    """One warm, sandboxed Grader for the whole test session (bare only where bwrap is missing)."""
-    with Grader(kit, "nn_module", GradeOptions(sandbox=sandbox_works(kit))) as g:
-        yield g
+def assignment_grader(kit: Kit) -> Iterator[Callable[[str], Grader]]:
+    """`assignment_grader(id)`: one warm, sandboxed Grader per assignment for the whole session
+    (bare only where bwrap is missing), started the first time a test asks for that assignment."""
+    graders: dict[str, Grader] = {}
+    with ExitStack() as stack:
+
+        def get(assignment_id: str) -> Grader:
+            if assignment_id not in graders:
+                graders[assignment_id] = stack.enter_context(
+                    Grader(kit, assignment_id, GradeOptions(sandbox=sandbox_works(kit)))
+                )
+            return graders[assignment_id]
+
+        yield get
+
+
+@pytest.fixture(scope="session")
+def grader(assignment_grader: Callable[[str], Grader]) -> Grader:
+    """nn_module's warm, sandboxed Grader for the whole test session."""
+    return assignment_grader("nn_module")
 
 
 @pytest.fixture

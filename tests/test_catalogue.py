@@ -1,102 +1,120 @@
-"""Proof that the graders work: a catalogue of wrong and correct submissions, graded end to end.
+"""Proof that the graders work: per assignment, a catalogue of wrong and correct submissions, graded end
+to end.
 
-`tests/catalogue/misconceptions.toml` lists wrong submissions, each a small edit of one reference
-file: the task it breaks must lose points with feedback naming the misconception, and every other
-task must keep full marks. `tests/catalogue/correct/<variant>/` holds correct files written in
-other styles: overlaid on the reference they must score 100. The reference scores 100 and the
-stubs score 0.
+Every assignment under `solutions/` with its own grading.toml section (exam extensions reuse another's
+graders and are left out) keeps its catalogue with its graders, private (never shipped to students):
+`solutions/<id>/graders/misconceptions.toml` lists wrong submissions, each a small edit of one reference
+file: the task it breaks must lose points with feedback naming the misconception, and every other task
+must keep full marks. Its `[required]` table names, per task, the misconceptions agreed with the grader
+writer (a keyword some entry's feedback must contain). `solutions/<id>/graders/correct/<variant>/` holds
+correct files written in other styles: overlaid on the reference they must score 100. The reference
+scores 100 and the stubs score 0.
 """
 
 from __future__ import annotations
 
 import shutil
 import tomllib
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kit_assignments import ASSIGNMENTS
 
 ROOT = Path(__file__).resolve().parents[1]
-ASSIGNMENT = "nn_module"
-SOLUTIONS = ROOT / "solutions" / ASSIGNMENT
-STUBS = ROOT / "assignments" / ASSIGNMENT
-CATALOGUE = Path(__file__).resolve().parent / "catalogue"
-MISCONCEPTIONS = CATALOGUE / "misconceptions.toml"
-CORRECT = CATALOGUE / "correct"
 
-# task -> student file, as in SPEC.md (checked against grading.toml below)
+# task -> student file, as each assignment's SPEC names them (checked against grading.toml below)
 TASK_FILES = {
-    "tinynet": "tinynet.py",
-    "delivery": "delivery.py",
-    "counting": "counting.py",
-    "containers": "containers.py",
-    "checkpoint": "checkpoint.py",
-    "dropout": "dropout.py",
-    "numpy_forward": "numpy_forward.py",
+    "nn_module": {
+        "tinynet": "tinynet.py",
+        "delivery": "delivery.py",
+        "counting": "counting.py",
+        "containers": "containers.py",
+        "checkpoint": "checkpoint.py",
+        "dropout": "dropout.py",
+        "numpy_forward": "numpy_forward.py",
+    },
+    "tensors_autograd": {
+        "tensors": "tensors.py",
+        "autograd": "autograd.py",
+        "descent": "descent.py",
+        "device": "device.py",
+        "training": "training.py",
+        "counting": "counting.py",
+    },
 }
-GIVEN = ["data.py"]
 
-# Every misconception agreed with the grader writer: (task, keyword its feedback must contain).
-REQUIRED_KEYWORDS = {
-    "tinynet": [
-        "super().__init__()",
-        "zero_grad",
-        "item()",
-        "model(X)",
-        "(out, in)",
-        "ReLU",
-        "Adam",
-        "epochs",
-    ],
-    "delivery": [
-        "register_buffer",
-        "buffer",
-        "squeeze(-1)",
-        "eval()",
-        "no_grad",
-        "nn.Sequential",
-        "x_mean",
-        "state_dict",
-        "train mode",
-    ],
-    "counting": [
-        "buffer",
-        "tied",
-        "requires_grad",
-        "bias",
-        "ValueError",
-        "recurse=False",
-        "own parameters",
-    ],
-    "containers": ["nn.ModuleList", "nn.ModuleDict", "last layer", "late"],
-    "checkpoint": ["state_dict", "weights_only", "strict", "exception", "missing"],
-    "dropout": [
-        "1/(1-p)",
-        "eval",
-        "in place",
-        "mask",
-        "rng",
-        "keep",
-        "p == 1",
-        "ValueError",
-    ],
-    "numpy_forward": ["transpose", "float64", "x_mean", "head", "(N,)"],
+
+@dataclass(frozen=True)
+class Minimum:
+    """How big an assignment's catalogue must at least be."""
+
+    wrong: int  # wrong submissions in all
+    correct: int  # correct variants in all
+    wrong_per_task: int = 3  # wrong submissions of every task
+    correct_per_task: int = 1  # correct variants replacing every task's file
+
+
+# Reasonable for each assignment's size; an assignment not listed needs 3 wrong and 1 correct per task.
+MINIMUM = {
+    "nn_module": Minimum(wrong=45, correct=10),
+    "tensors_autograd": Minimum(wrong=50, correct=12),
 }
-MIN_WRONG = 45
-MIN_CORRECT = 10
 
 
-def _load_wrong() -> list[dict[str, Any]]:
-    with MISCONCEPTIONS.open("rb") as f:
-        return tomllib.load(f).get("wrong", [])
+@dataclass(frozen=True)
+class Catalogue:
+    assignment: str
+    solutions: Path
+    stubs: Path
+    tasks: dict[str, str]  # task -> file, from grading.toml
+    given: tuple[str, ...]
+    wrong: tuple[dict[str, Any], ...]
+    required: dict[str, list[str]]
+    variants: tuple[Path, ...]
+
+    @property
+    def graders(self) -> Path:
+        return self.solutions / "graders"
+
+    @property
+    def minimum(self) -> Minimum:
+        return MINIMUM.get(self.assignment, Minimum(wrong=3 * len(self.tasks), correct=len(self.tasks)))
 
 
-def _correct_variants() -> list[Path]:
-    return sorted(p for p in CORRECT.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+def load_catalogue(assignment: str) -> Catalogue:
+    with (ROOT / "grading.toml").open("rb") as f:
+        section = tomllib.load(f)["assignments"][assignment]
+    solutions = ROOT / "solutions" / assignment
+    path = solutions / "graders" / "misconceptions.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    correct = solutions / "graders" / "correct"
+    found = correct.iterdir() if correct.is_dir() else ()
+    variants = sorted(p for p in found if p.is_dir() and not p.name.startswith((".", "_")))
+    return Catalogue(
+        assignment=assignment,
+        solutions=solutions,
+        stubs=ROOT / "assignments" / assignment,
+        tasks={name: t["file"] for name, t in section.get("tasks", {}).items()},
+        given=tuple(section.get("given", [])),
+        wrong=tuple(data.get("wrong", [])),
+        required=data.get("required", {}),
+        variants=tuple(variants),
+    )
 
 
-WRONG = _load_wrong()
-VARIANTS = _correct_variants()
+CATALOGUES = {assignment: load_catalogue(assignment) for assignment in ASSIGNMENTS}
+WRONG = [(c, e) for c in CATALOGUES.values() for e in c.wrong]
+WRONG_IDS = [f"{c.assignment}:{e.get('id')}" for c, e in WRONG]
+VARIANTS = [(c, v) for c in CATALOGUES.values() for v in c.variants]
+VARIANT_IDS = [f"{c.assignment}:{v.name}" for c, v in VARIANTS]
+
+
+@pytest.fixture(params=ASSIGNMENTS)
+def catalogue(request) -> Catalogue:
+    return CATALOGUES[request.param]
 
 
 # ----------------------------------------------------------------------------- building submissions
@@ -114,15 +132,15 @@ def apply_edit(text: str, replace: list[list[str]], where: str) -> str:
     return text
 
 
-def copy_reference(dest: Path) -> Path:
+def copy_reference(cat: Catalogue, dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
-    for name in [*TASK_FILES.values(), *GIVEN]:
-        shutil.copy(SOLUTIONS / name, dest / name)
+    for name in [*cat.tasks.values(), *cat.given]:
+        shutil.copy(cat.solutions / name, dest / name)
     return dest
 
 
-def build_wrong(entry: dict[str, Any], dest: Path) -> Path:
-    copy_reference(dest)
+def build_wrong(cat: Catalogue, entry: dict[str, Any], dest: Path) -> Path:
+    copy_reference(cat, dest)
     target = dest / entry["file"]
     edited = apply_edit(target.read_text(), entry["replace"], entry["id"])
     assert edited != target.read_text(), f"{entry['id']}: the edit changes nothing"
@@ -130,8 +148,8 @@ def build_wrong(entry: dict[str, Any], dest: Path) -> Path:
     return dest
 
 
-def build_variant(variant: Path, dest: Path) -> Path:
-    copy_reference(dest)
+def build_variant(cat: Catalogue, variant: Path, dest: Path) -> Path:
+    copy_reference(cat, dest)
     for src in variant.iterdir():
         if src.is_file() and src.suffix == ".py":
             shutil.copy(src, dest / src.name)
@@ -168,24 +186,36 @@ def describe(result: Any, only: set[str] | None = None) -> str:
 # ----------------------------------------------------------------------------- catalogue shape
 
 
-def test_task_files_match_grading_toml():
-    with (ROOT / "grading.toml").open("rb") as f:
-        tasks = tomllib.load(f)["assignments"][ASSIGNMENT]["tasks"]
-    assert {name: t["file"] for name, t in tasks.items()} == TASK_FILES
+def test_assignments_found():
+    assert "nn_module" in ASSIGNMENTS and "tensors_autograd" in ASSIGNMENTS, ASSIGNMENTS
+    assert "nn_module_exam" not in ASSIGNMENTS  # an exam extension: nn_module's catalogue covers it
 
 
-def test_catalogue_sizes():
-    assert len(WRONG) >= MIN_WRONG, f"only {len(WRONG)} wrong submissions, want >= {MIN_WRONG}"
-    assert len(VARIANTS) >= MIN_CORRECT, f"only {len(VARIANTS)} correct variants, want >= {MIN_CORRECT}"
+def test_task_files_match_grading_toml(catalogue):
+    assert catalogue.assignment in TASK_FILES, f"add {catalogue.assignment}'s SPEC task files to TASK_FILES"
+    assert catalogue.tasks == TASK_FILES[catalogue.assignment]
 
 
-def test_catalogue_entries_are_well_formed():
-    ids = [e.get("id") for e in WRONG]
+def test_catalogue_sizes(catalogue):
+    minimum = catalogue.minimum
+    wrong, variants = len(catalogue.wrong), len(catalogue.variants)
+    assert wrong >= minimum.wrong, f"only {wrong} wrong submissions, want >= {minimum.wrong}"
+    assert variants >= minimum.correct, f"only {variants} correct variants, want >= {minimum.correct}"
+    per_task = Counter(e["task"] for e in catalogue.wrong)
+    few = {t: per_task[t] for t in catalogue.tasks if per_task[t] < minimum.wrong_per_task}
+    assert not few, f"tasks with fewer than {minimum.wrong_per_task} wrong submissions: {few}"
+    replaced = Counter(src.stem for v in catalogue.variants for src in v.glob("*.py"))
+    few = {t: replaced[t] for t in catalogue.tasks if replaced[t] < minimum.correct_per_task}
+    assert not few, f"tasks with fewer than {minimum.correct_per_task} correct variants: {few}"
+
+
+def test_catalogue_entries_are_well_formed(catalogue):
+    ids = [e.get("id") for e in catalogue.wrong]
     assert len(ids) == len(set(ids)), "duplicate ids in misconceptions.toml"
-    for entry in WRONG:
+    for entry in catalogue.wrong:
         assert set(entry) == {"id", "task", "file", "replace", "feedback", "why"}, entry.get("id")
-        assert entry["task"] in TASK_FILES, entry["id"]
-        assert entry["file"] == TASK_FILES[entry["task"]], entry["id"]
+        assert entry["task"] in catalogue.tasks, entry["id"]
+        assert entry["file"] == catalogue.tasks[entry["task"]], entry["id"]
         assert entry["replace"] and all(
             isinstance(pair, list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)
             for pair in entry["replace"]
@@ -194,56 +224,68 @@ def test_catalogue_entries_are_well_formed():
         assert entry["why"].strip(), entry["id"]
 
 
-def test_every_misconception_is_covered():
-    covered = {(e["task"], k.lower()) for e in WRONG for k in e["feedback"]}
+def test_required_keywords_are_well_formed(catalogue):
+    """Every task has its agreed misconceptions in the `[required]` table, and only tasks do."""
+    differ = sorted(set(catalogue.required) ^ set(catalogue.tasks))
+    assert not differ, f"tasks and [required] differ: {differ}"
+    for task, keywords in catalogue.required.items():
+        assert keywords and all(isinstance(k, str) and k for k in keywords), task
+
+
+def test_every_misconception_is_covered(catalogue):
+    covered = {(e["task"], k.lower()) for e in catalogue.wrong for k in e["feedback"]}
     missing = [
         (task, keyword)
-        for task, keywords in REQUIRED_KEYWORDS.items()
+        for task, keywords in catalogue.required.items()
         for keyword in keywords
         if (task, keyword.lower()) not in covered
     ]
     assert not missing, f"misconceptions without a catalogue entry: {missing}"
 
 
-def test_every_task_has_correct_variants():
-    replaced = {src.stem for v in VARIANTS for src in v.glob("*.py")}
-    assert set(TASK_FILES) <= replaced, f"no correct variant for {set(TASK_FILES) - replaced}"
+def test_every_task_has_correct_variants(catalogue):
+    replaced = {src.stem for v in catalogue.variants for src in v.glob("*.py")}
+    assert set(catalogue.tasks) <= replaced, f"no correct variant for {set(catalogue.tasks) - replaced}"
 
 
-@pytest.mark.parametrize("entry", WRONG, ids=[e["id"] for e in WRONG])
-def test_edit_applies_to_reference(entry):
+@pytest.mark.parametrize(("cat", "entry"), WRONG, ids=WRONG_IDS)
+def test_edit_applies_to_reference(cat, entry):
     """Each `old` occurs exactly once in the current reference (a drifted reference is caught)."""
-    text = (SOLUTIONS / entry["file"]).read_text()
+    text = (cat.solutions / entry["file"]).read_text()
     assert apply_edit(text, entry["replace"], entry["id"]) != text
 
 
 # ----------------------------------------------------------------------------- grading
 
 
-def test_reference_scores_full_marks(grader, tmp_path):
-    result = grader.grade(copy_reference(tmp_path / "reference"), student="reference")
+def test_reference_scores_full_marks(catalogue, assignment_grader, tmp_path):
+    grader = assignment_grader(catalogue.assignment)
+    result = grader.grade(copy_reference(catalogue, tmp_path / "reference"), student="reference")
     assert result.score == result.max_score == 100, describe(result)
     for task in result.tasks:
         assert task.score == task.max_score, describe(result, {task.task})
 
 
-def test_stubs_score_zero(grader, tmp_path):
+def test_stubs_score_zero(catalogue, assignment_grader, tmp_path):
+    grader = assignment_grader(catalogue.assignment)
     dest = tmp_path / "stubs"
     dest.mkdir()
-    for name in TASK_FILES.values():
-        shutil.copy(STUBS / name, dest / name)
-    for name in GIVEN:
-        shutil.copy(STUBS / name if (STUBS / name).exists() else SOLUTIONS / name, dest / name)
+    for name in catalogue.tasks.values():
+        shutil.copy(catalogue.stubs / name, dest / name)
+    for name in catalogue.given:
+        source = catalogue.stubs / name if (catalogue.stubs / name).exists() else catalogue.solutions / name
+        shutil.copy(source, dest / name)
     result = grader.grade(dest, student="stubs")
-    assert {t.task for t in result.tasks} == set(TASK_FILES)
+    assert {t.task for t in result.tasks} == set(catalogue.tasks)
     for task in result.tasks:
         assert task.score == 0, describe(result, {task.task})
     assert result.score == 0
 
 
-@pytest.mark.parametrize("entry", WRONG, ids=[e["id"] for e in WRONG])
-def test_wrong_submission_is_caught(grader, tmp_path, entry):
-    submission = build_wrong(entry, tmp_path / entry["id"])
+@pytest.mark.parametrize(("cat", "entry"), WRONG, ids=WRONG_IDS)
+def test_wrong_submission_is_caught(assignment_grader, tmp_path, cat, entry):
+    grader = assignment_grader(cat.assignment)
+    submission = build_wrong(cat, entry, tmp_path / entry["id"])
     result = grader.grade(submission, student=entry["id"])
     broken = result.task(entry["task"])
     assert broken.score < broken.max_score, f"{entry['id']} ({entry['why']}) was not caught:\n" + describe(
@@ -258,8 +300,9 @@ def test_wrong_submission_is_caught(grader, tmp_path, entry):
     )
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
-def test_correct_variant_scores_full_marks(grader, tmp_path, variant):
-    submission = build_variant(variant, tmp_path / variant.name)
+@pytest.mark.parametrize(("cat", "variant"), VARIANTS, ids=VARIANT_IDS)
+def test_correct_variant_scores_full_marks(assignment_grader, tmp_path, cat, variant):
+    grader = assignment_grader(cat.assignment)
+    submission = build_variant(cat, variant, tmp_path / variant.name)
     result = grader.grade(submission, student=variant.name)
     assert result.score == result.max_score == 100, describe(result)

@@ -16,11 +16,13 @@ import re
 import shutil
 import tomllib
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
 from string import Formatter
 from typing import Any
 
 import pytest
+from kit_assignments import ASSIGNMENTS
 
 from autograder.config import Kit
 from autograder.grading import judge
@@ -32,7 +34,7 @@ from autograder.submissions.collect import collect
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "autograder" / "messages"
-SOLUTIONS = ROOT / "solutions" / "nn_module"
+SOLUTIONS = ROOT / "solutions" / "nn_module"  # the end-to-end tests' submission
 CATALOGUES = [ENGINE, *sorted((ROOT / "solutions").glob("*/graders/messages"))]
 IDS = [str(folder.relative_to(ROOT)) for folder in CATALOGUES]
 LANGS = ("en", "bn")
@@ -50,7 +52,7 @@ BENGALI = re.compile(r"[\u0980-\u09FF]")
 
 
 def load(folder: Path, lang: str) -> dict[str, dict[str, Any]]:
-    """One catalogue file, flattened to {"table.key": {field: text}} as autograder.course reads it."""
+    """One catalogue file, flattened to {"table.key": {field: text}} as autograder.grading.course reads it."""
     path = folder / f"{lang}.toml"
     assert path.is_file(), f"{path} is missing: every en.toml needs a bn.toml beside it"
     data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -206,10 +208,20 @@ def test_ui_labels_are_translated():
     assert len({bn[label] for label in LINE_LABELS}) == len(LINE_LABELS), "line labels must differ"
 
 
+def test_every_assignment_has_a_catalogue():
+    """`grade --lang bn` finds an en and a bn catalogue for every assignment the kit grades."""
+    for assignment in ASSIGNMENTS:
+        folder = ROOT / "solutions" / assignment / "graders" / "messages"
+        assert folder in CATALOGUES, assignment
+        for lang in LANGS:
+            assert (folder / f"{lang}.toml").is_file(), f"{assignment} has no {lang}.toml"
+
+
 @pytest.mark.parametrize("lang", LANGS)
-def test_render_uses_the_language(kit: Kit, lang):
-    """judge.render on every message of the loaded assignment: labels and texts of `lang`, no gaps."""
-    graders: Graders = load_graders(kit.assignment(), lang=lang)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_render_uses_the_language(kit: Kit, assignment, lang):
+    """judge.render on every message of each assignment: labels and texts of `lang`, no gaps."""
+    graders: Graders = load_graders(kit.assignment(assignment), lang=lang)
     ui = graders.messages["ui"]
     for key, entry in graders.messages.items():
         if key == "ui":
@@ -231,9 +243,9 @@ def test_render_uses_the_language(kit: Kit, lang):
 SUBMISSION_BUG = "        optimizer.zero_grad()\n"
 
 
-def copy_reference(folder: Path) -> Path:
+def copy_reference(folder: Path, solutions: Path = SOLUTIONS) -> Path:
     """A submission folder holding the reference solutions (without their graders)."""
-    shutil.copytree(SOLUTIONS, folder, ignore=shutil.ignore_patterns("graders", "__pycache__"))
+    shutil.copytree(solutions, folder, ignore=shutil.ignore_patterns("graders", "__pycache__"))
     return folder
 
 
@@ -293,29 +305,44 @@ def test_english_feedback_end_to_end(kit: Kit, no_zero_grad):
 
 # ----------------------------------------------------------------------------- every misconception in Bangla
 
-MISCONCEPTIONS = ROOT / "tests" / "catalogue" / "misconceptions.toml"
-WRONG = tomllib.loads(MISCONCEPTIONS.read_text(encoding="utf-8")).get("wrong", [])
+def _catalogue(assignment: str) -> list[dict[str, Any]]:
+    path = ROOT / "solutions" / assignment / "graders" / "misconceptions.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8")).get("wrong", []) if path.is_file() else []
+
+
+WRONG = [(assignment, entry) for assignment in ASSIGNMENTS for entry in _catalogue(assignment)]
 
 
 @pytest.fixture(scope="module")
 def bangla_grader(kit: Kit):
-    with Grader(kit, "nn_module", GradeOptions(sandbox=False, lang="bn")) as grader:
-        yield grader
+    """`bangla_grader(id)`: one bare Bangla grader per assignment for this module."""
+    graders: dict[str, Grader] = {}
+    with ExitStack() as stack:
+
+        def get(assignment: str) -> Grader:
+            if assignment not in graders:
+                bangla = GradeOptions(sandbox=False, lang="bn")
+                graders[assignment] = stack.enter_context(Grader(kit, assignment, bangla))
+            return graders[assignment]
+
+        yield get
 
 
-@pytest.mark.parametrize("entry", WRONG, ids=[e["id"] for e in WRONG])
-def test_misconception_feedback_in_bangla(bangla_grader, tmp_path, entry):
-    """tests/catalogue/misconceptions.toml, graded in Bangla: each wrong submission's feedback is Bangla
-    and still names the misconception's keywords (technical terms, which stay in English)."""
-    folder = copy_reference(tmp_path / "submission")
+@pytest.mark.parametrize(("assignment", "entry"), WRONG, ids=[f"{a}:{e['id']}" for a, e in WRONG])
+def test_misconception_feedback_in_bangla(bangla_grader, tmp_path, assignment, entry):
+    """Every assignment's solutions/<id>/graders/misconceptions.toml, graded in Bangla: each wrong
+    submission's feedback is Bangla and still names the misconception's keywords (technical terms,
+    which stay in English)."""
+    grader = bangla_grader(assignment)
+    folder = copy_reference(tmp_path / "submission", ROOT / "solutions" / assignment)
     target = folder / entry["file"]
     text = target.read_text(encoding="utf-8")
     for old, new in entry["replace"]:
         assert text.count(old) == 1, f"{entry['id']}: {old!r} is not in the reference exactly once"
         text = text.replace(old, new)
     target.write_text(text, encoding="utf-8")
-    task = next(t for t in bangla_grader.assignment.tasks if t.id == entry["task"])
-    result = bangla_grader.grade_task(task, collect(folder, bangla_grader.assignment.given))
+    task = next(t for t in grader.assignment.tasks if t.id == entry["task"])
+    result = grader.grade_task(task, collect(folder, grader.assignment.given))
     failed = [c for c in result.checks if not c.passed]
     assert failed, f"{entry['id']} was not caught"
     feedback = "\n".join(c.feedback for c in failed)

@@ -1,4 +1,5 @@
-"""The reference solutions of nn_module meet SPEC.md (they are what the graders compare against)."""
+"""The reference solutions meet their SPEC (they are what the graders compare against): nn_module's
+SPEC.md, then tensors_autograd's SPEC-tensors_autograd.md."""
 
 from __future__ import annotations
 
@@ -16,13 +17,14 @@ import pytest
 import torch
 from torch import nn
 
-SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions" / "nn_module"
+ALL_SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+SOLUTIONS = ALL_SOLUTIONS / "nn_module"
 _counter = itertools.count()
 
 
-def _load(name: str) -> ModuleType:
-    """Import solutions/nn_module/<name>.py by path, under a name no other test uses."""
-    path = SOLUTIONS / f"{name}.py"
+def _load(name: str, assignment: str = "nn_module") -> ModuleType:
+    """Import solutions/<assignment>/<name>.py by path, under a name no other test uses."""
+    path = ALL_SOLUTIONS / assignment / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"_solution_{name}_{next(_counter)}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -425,3 +427,129 @@ def test_written_out_optimizer_is_torch_optim(sol: Callable[[str], ModuleType], 
             optimizer.step()
             expected.append(loss.item())
     assert list(written_out) == list(expected)
+
+
+# === tensors_autograd ========================================================================
+
+
+@pytest.fixture(scope="module")
+def ta() -> Callable[[str], ModuleType]:
+    cache: dict[str, ModuleType] = {}
+
+    def get(name: str) -> ModuleType:
+        if name not in cache:
+            cache[name] = _load(name, "tensors_autograd")
+        return cache[name]
+
+    return get
+
+
+def test_ta_data(ta: Callable[[str], ModuleType]) -> None:
+    data = ta("data")
+    X, Y = data.make_line()
+    assert X.dtype == Y.dtype == torch.float32
+    assert X.tolist() == [1.0, 2.0, 3.0, 4.0] and torch.equal(Y, 2 * X)
+    assert data.make_line(6)[0].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    Xt, yt = data.make_toy()
+    torch.manual_seed(0)
+    assert torch.equal(Xt, torch.randn(100, 3)) and torch.equal(yt, (Xt.sum(dim=1) > 0).long())
+    net = data.TinyNet(3, 8, 2)
+    assert [n for n, _ in net.named_parameters()] == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    assert net(torch.randn(5, 3)).shape == (5, 2)
+
+
+def test_ta_tensors(ta: Callable[[str], ModuleType]) -> None:
+    tensors = ta("tensors")
+    for arr in (np.arange(6, dtype=np.float64).reshape(2, 3), np.arange(4, dtype=np.int64)):
+        t = tensors.share_numpy(arr)
+        assert t.dtype == torch.from_numpy(arr).dtype and tuple(t.shape) == arr.shape
+        arr.flat[0] = 42
+        assert t.reshape(-1)[0].item() == 42
+        t.reshape(-1)[1] = 7
+        assert arr.flat[1] == 7
+    leaf = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    for t in (leaf, leaf * 2, torch.tensor([True, False]), torch.arange(3)):
+        out = tensors.to_numpy(t)
+        assert type(out) is np.ndarray and out.dtype == t.detach().numpy().dtype
+        assert np.array_equal(out, t.detach().numpy())
+    assert leaf.requires_grad and leaf.is_leaf
+    a, b = torch.randn(1, 4), torch.randn(1, 4)
+    assert tensors.row_dots(a, b).shape == (1,)
+    a, b = torch.randn(7, 3), torch.randn(7, 3)
+    torch.testing.assert_close(tensors.row_dots(a, b), torch.stack([a[i] @ b[i] for i in range(7)]))
+
+
+def test_ta_autograd(ta: Callable[[str], ModuleType]) -> None:
+    autograd = ta("autograd")
+    X, Y = ta("data").make_line()
+    assert autograd.autograd_grad(X, Y, 0.0) == -30.0
+    assert autograd.manual_grad(X.numpy(), Y.numpy(), 0.0) == -30.0
+    rng = np.random.default_rng(0)
+    Xn, Yn = rng.normal(size=9), rng.normal(size=9)
+    want = float(np.mean(2 * (0.7 * Xn - Yn) * Xn))
+    got = autograd.autograd_grad(torch.from_numpy(Xn), torch.from_numpy(Yn), 0.7)
+    assert type(got) is float and abs(got - want) < 1e-12
+    assert got == autograd.autograd_grad(torch.from_numpy(Xn), torch.from_numpy(Yn), 0.7)
+    manual = autograd.manual_grad(Xn, Yn, 0.7)
+    assert type(manual) is float and abs(manual - want) < 1e-12
+
+
+def test_ta_descent(ta: Callable[[str], ModuleType]) -> None:
+    descent = ta("descent")
+    X, Y = ta("data").make_line()
+    w, losses = descent.fit_line(X, Y)
+    assert type(w) is float and abs(w - 2.0) < 1e-3
+    assert len(losses) == 100 and all(type(loss) is float for loss in losses)
+    assert losses[0] == float(((0 * X - Y) ** 2).mean()) and losses[-1] < losses[0]
+    assert len(descent.fit_line(X, Y, lr=0.001, steps=3)[1]) == 3
+
+    torch.manual_seed(0)
+    ours = [nn.Parameter(torch.randn(3, 2)), torch.randn(4, requires_grad=True), nn.Parameter(torch.randn(2))]
+    theirs = [p.detach().clone().requires_grad_(True) for p in ours]
+    for mine, other in zip(ours[:2], theirs[:2], strict=True):
+        mine.grad = torch.randn_like(mine)
+        other.grad = mine.grad.clone()
+    assert descent.sgd_step(ours, 0.1) is None
+    torch.optim.SGD(theirs, lr=0.1).step()
+    for mine, other in zip(ours, theirs, strict=True):
+        torch.testing.assert_close(mine.detach(), other.detach(), rtol=0, atol=1e-7)
+        assert mine.is_leaf and mine.requires_grad and mine.grad_fn is None
+
+
+def test_ta_device(ta: Callable[[str], ModuleType], monkeypatch: pytest.MonkeyPatch) -> None:
+    device = ta("device")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert torch.device(device.pick_device()).type == "cuda"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert torch.device(device.pick_device()).type == "cpu"
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    X, y = torch.randn(5, 3, dtype=torch.float64), torch.arange(5)
+    m, Xm, ym = device.to_device(model, X, y, "meta")
+    assert all(t.device.type == "meta" for t in [*m.parameters(), *m.buffers(), Xm, ym])
+    assert Xm.dtype == torch.float64 and ym.dtype == torch.int64 and Xm.shape == X.shape
+
+
+def test_ta_training(ta: Callable[[str], ModuleType]) -> None:
+    training, data = ta("training"), ta("data")
+    X, y = data.make_toy()
+    torch.manual_seed(0)
+    model = data.TinyNet(3, 8, 2)
+    losses = training.train(model, X, y, 30, 0.05)
+    assert len(losses) == 30 and all(type(loss) is float for loss in losses) and losses[-1] < losses[0]
+    acc = training.accuracy(model, X, y)
+    with torch.no_grad():
+        assert type(acc) is float and acc == (model(X).argmax(1) == y).float().mean().item()
+    tuned = training.TUNED
+    assert set(tuned) == {"hidden", "epochs", "lr"} and tuned["epochs"] <= 300
+    torch.manual_seed(0)
+    model = data.TinyNet(3, tuned["hidden"], 2)
+    training.train(model, X, y, tuned["epochs"], tuned["lr"])
+    assert training.accuracy(model, X, y) > 0.9
+
+
+def test_ta_counting(ta: Callable[[str], ModuleType]) -> None:
+    counting, data = ta("counting"), ta("data")
+    assert counting.tinynet_count(3, 8, 2) == 50
+    assert counting.growth(3, 2, 8, 32) == 144 and counting.growth(3, 2, 32, 8) == -144
+    for sizes in ((1, 1, 1), (5, 7, 3), (10, 64, 4)):
+        assert counting.tinynet_count(*sizes) == sum(p.numel() for p in data.TinyNet(*sizes).parameters())

@@ -31,7 +31,7 @@ CHECKS_DIR = "checks"
 # graders/notebook/test_<task>.py: the source notebook's test cells (plain asserts, not pytest modules).
 NOTEBOOK_DIR = "notebook"
 # Never copied from graders/ to the student's checks/ (matched against every file and folder name).
-PRIVATE_NAMES = ("hidden", "__pycache__", "*reference*", "*.pyc")
+PRIVATE_NAMES = ("hidden", "__pycache__", "*reference*", "*.pyc", "misconceptions.toml", "correct")
 # Local clutter that is not part of a generated folder (ignored by diff_assignment).
 CLUTTER_NAMES = ("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
 

@@ -1,11 +1,14 @@
-"""The stub generator: markers, the student folder it writes, and the committed nn_module folder."""
+"""The stub generator: markers, the student folder it writes, and every committed student folder
+(each assignment under solutions/ with its own grading.toml section; see tests/kit_assignments.py)."""
 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import importlib.util
 import itertools
 import textwrap
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -14,14 +17,17 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from kit_assignments import ASSIGNMENTS
 
-from autograder.authoring.build import build_assignment, diff_assignment
+from autograder.authoring.build import build_assignment, diff_assignment, generate
 from autograder.authoring.markers import has_markers, strip_solutions
 from autograder.errors import MarkerError
 
 KIT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = KIT / "assignments" / "nn_module"
 SOLUTIONS = KIT / "solutions" / "nn_module"
+# Instructor-only names: never in a student folder (graders' hidden checks, references, catalogues).
+PRIVATE = ("hidden", "*reference*", "misconceptions.toml", "correct")
 
 SAMPLE = '''\
 """A sample reference file."""
@@ -239,6 +245,9 @@ def _make_kit(root: Path) -> Path:
     (src / "graders" / "hidden" / "secret.py").write_text("# secret\n", encoding="utf-8")
     (src / "graders" / "reference_model.py").write_text("# ref\n", encoding="utf-8")
     (src / "graders" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    (src / "graders" / "misconceptions.toml").write_text("[[wrong]]\n", encoding="utf-8")
+    (src / "graders" / "correct" / "other_style").mkdir(parents=True)
+    (src / "graders" / "correct" / "other_style" / "demo.py").write_text("# a correct variant\n")
     return root
 
 
@@ -309,24 +318,61 @@ def test_build_refuses_to_replace_the_kit(tmp_path: Path) -> None:
     assert (kit / "grading.toml").is_file()
 
 
-# --- the committed nn_module student folder -------------------------------------------------
+# --- the committed student folders -----------------------------------------------------------
 
 
-def test_committed_assignment_equals_generator_output() -> None:
-    assert diff_assignment(KIT, "nn_module") == []
+def _private(rel: str) -> bool:
+    return any(fnmatch.fnmatch(part, pattern) for part in rel.split("/") for pattern in PRIVATE)
 
 
-def test_given_data_is_copied_byte_identical() -> None:
-    assert (ASSIGNMENT / "data.py").read_bytes() == (SOLUTIONS / "data.py").read_bytes()
-    assert not has_markers((SOLUTIONS / "data.py").read_text())
+def test_every_assignment_has_a_committed_folder() -> None:
+    assert "nn_module" in ASSIGNMENTS and "tensors_autograd" in ASSIGNMENTS, ASSIGNMENTS
+    for assignment in ASSIGNMENTS:
+        assert (KIT / "assignments" / assignment / "README.md").is_file(), assignment
 
 
-def test_stubs_hide_every_solution_and_keep_the_interface() -> None:
-    for solution in sorted(SOLUTIONS.glob("*.py")):
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_committed_assignment_equals_generator_output(assignment: str) -> None:
+    assert diff_assignment(KIT, assignment) == []
+
+
+def test_no_built_folder_ships_instructor_files() -> None:
+    """Every student folder (committed, and as generated now) lacks hidden checks, references and the
+    catalogue of wrong and correct submissions, although the graders folders hold them."""
+    for assignment in ASSIGNMENTS:
+        graders = KIT / "solutions" / assignment / "graders"
+        held = [p.relative_to(graders).as_posix() for p in graders.rglob("*")]
+        assert any(_private(rel) for rel in held), f"{assignment}: no instructor-only files to test with"
+        generated = list(generate(KIT, assignment))
+        assert generated and not [rel for rel in generated if _private(rel)], assignment
+    for folder in sorted((KIT / "assignments").iterdir()):
+        shipped = [p.relative_to(folder).as_posix() for p in folder.rglob("*")]
+        leaked = [rel for rel in shipped if _private(rel)]
+        assert not leaked, f"assignments/{folder.name} ships instructor-only files: {leaked}"
+
+
+def _given(assignment: str) -> list[str]:
+    with (KIT / "grading.toml").open("rb") as f:
+        return tomllib.load(f)["assignments"][assignment].get("given", [])
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_given_data_is_copied_byte_identical(assignment: str) -> None:
+    given = _given(assignment)
+    assert given, assignment
+    for name in given:
+        source = KIT / "solutions" / assignment / name
+        assert (KIT / "assignments" / assignment / name).read_bytes() == source.read_bytes()
+        assert not has_markers(source.read_text())
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_stubs_hide_every_solution_and_keep_the_interface(assignment: str) -> None:
+    for solution in sorted((KIT / "solutions" / assignment).glob("*.py")):
         source = solution.read_text(encoding="utf-8")
         if not has_markers(source):
             continue
-        stub = (ASSIGNMENT / solution.name).read_text(encoding="utf-8")
+        stub = (KIT / "assignments" / assignment / solution.name).read_text(encoding="utf-8")
         assert _docstrings(stub) == _docstrings(source), solution.name
         assert "BEGIN SOLUTION" not in stub and "END SOLUTION" not in stub
 
@@ -352,7 +398,7 @@ def _blank(cls: type) -> Any:
 
 Call = Callable[[ModuleType], object]
 X3 = torch.randn(4, 3)
-CALLS: dict[str, dict[str, Call]] = {
+NN_CALLS: dict[str, dict[str, Call]] = {
     "tinynet": {
         "TinyNet.__init__": lambda m: m.TinyNet(3, 8, 2),
         "TinyNet.forward": lambda m: m.TinyNet.forward(_blank(m.TinyNet), X3),
@@ -392,6 +438,36 @@ CALLS: dict[str, dict[str, Call]] = {
         "delivery_forward": lambda m: m.delivery_forward({}, np.ones((2, 3))),
     },
 }
+TA_CALLS: dict[str, dict[str, Call]] = {
+    "tensors": {
+        "share_numpy": lambda m: m.share_numpy(np.zeros(3)),
+        "to_numpy": lambda m: m.to_numpy(torch.zeros(3)),
+        "row_dots": lambda m: m.row_dots(X3, X3),
+    },
+    "autograd": {
+        "autograd_grad": lambda m: m.autograd_grad(torch.ones(3), torch.ones(3), 0.0),
+        "manual_grad": lambda m: m.manual_grad(np.ones(3), np.ones(3), 0.0),
+    },
+    "descent": {
+        "fit_line": lambda m: m.fit_line(torch.ones(3), torch.ones(3)),
+        "sgd_step": lambda m: m.sgd_step([torch.zeros(2, requires_grad=True)], 0.1),
+    },
+    "device": {
+        "pick_device": lambda m: m.pick_device(),
+        "to_device": lambda m: m.to_device(torch.nn.Linear(3, 1), X3, torch.zeros(4), "cpu"),
+    },
+    "training": {
+        "train": lambda m: m.train(torch.nn.Linear(3, 2), X3, torch.zeros(4, dtype=torch.long), 2, 0.1),
+        "accuracy": lambda m: m.accuracy(torch.nn.Linear(3, 2), X3, torch.zeros(4, dtype=torch.long)),
+        "tuned_values": lambda m: m.tuned_values(),
+    },
+    "counting": {
+        "tinynet_count": lambda m: m.tinynet_count(3, 8, 2),
+        "growth": lambda m: m.growth(3, 2, 8, 32),
+    },
+}
+# assignment -> task -> every stubbed function, called with small valid arguments
+CALLS: dict[str, dict[str, dict[str, Call]]] = {"nn_module": NN_CALLS, "tensors_autograd": TA_CALLS}
 
 
 def _raising_functions(source: str) -> set[str]:
@@ -413,22 +489,26 @@ def _raising_functions(source: str) -> set[str]:
     return names
 
 
-def test_call_table_covers_every_stub() -> None:
-    tasks = {p.stem for p in SOLUTIONS.glob("*.py") if has_markers(p.read_text())}
-    assert tasks == set(CALLS)
-    for task, calls in CALLS.items():
-        assert _raising_functions((ASSIGNMENT / f"{task}.py").read_text()) == set(calls), task
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_call_table_covers_every_stub(assignment: str) -> None:
+    assert assignment in CALLS, f"add a call table for {assignment}'s stubs"
+    solutions, stubs = KIT / "solutions" / assignment, KIT / "assignments" / assignment
+    tasks = {p.stem for p in solutions.glob("*.py") if has_markers(p.read_text())}
+    assert tasks == set(CALLS[assignment])
+    for task, calls in CALLS[assignment].items():
+        assert _raising_functions((stubs / f"{task}.py").read_text()) == set(calls), task
 
 
 @pytest.mark.parametrize(
-    ("task", "qualname"), [(t, q) for t, calls in sorted(CALLS.items()) for q in sorted(calls)]
+    ("assignment", "task", "qualname"),
+    [(a, t, q) for a, table in CALLS.items() for t, calls in sorted(table.items()) for q in sorted(calls)],
 )
 def test_every_stub_raises_not_implemented(
-    task: str, qualname: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    assignment: str, task: str, qualname: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    module = _load(ASSIGNMENT / f"{task}.py")
+    module = _load(KIT / "assignments" / assignment / f"{task}.py")
     with pytest.raises(NotImplementedError) as info:
-        CALLS[task][qualname](module)
+        CALLS[assignment][task][qualname](module)
     assert str(info.value) == f"{task}: write {qualname}"
     assert list(tmp_path.iterdir()) == []  # e.g. save_weights wrote nothing

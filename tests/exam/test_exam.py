@@ -506,6 +506,7 @@ def test_bundles_hold_each_students_numbers_and_no_hidden_check_or_solution(ekit
             text = data.decode("utf-8")
             assert not has_markers(text) and "BEGIN SOLUTION" not in text, rel
             assert "hidden" not in rel.split("/") and "reference" not in rel, rel
+            assert not {"correct", "misconceptions.toml"} & set(rel.split("/")), rel  # the catalogue
             assert text not in hidden and not {f"def {n}(" for n in hidden_checks if f"def {n}(" in text}, rel
             if not rel.startswith("checks/"):
                 assert not secret_lines & {line.strip() for line in text.splitlines()}, rel

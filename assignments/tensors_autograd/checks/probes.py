@@ -1,0 +1,390 @@
+"""Probes: run inside the sandboxed worker on one student module and return plain observations."""
+
+# Self-contained (stdlib, numpy, torch only). A probe never judges: it runs the student's code on
+# inputs the check sent and reports what it saw, with the exact type name of everything the
+# student returned, so that the check (in the grading process) decides. Helpers and classes start
+# with "_" so they are not probes.
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch.autograd.variable import Variable
+from torch.overrides import TorchFunctionMode
+
+_SENDABLE = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"}
+_MESSAGE_LIMIT = 600
+
+# ----------------------------------------------------------------------------- observation helpers
+
+
+def _tname(value: Any) -> str:
+    return type(value).__name__
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except BaseException:
+        return "<unreadable message>"
+    text = text if type(text) is str else "<not a string>"
+    return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "..."
+
+
+def _exc(exc: BaseException) -> dict[str, Any]:
+    return {"type": _tname(exc), "message": _message(exc)}
+
+
+def _dtype(t: torch.Tensor) -> str:
+    return str(t.dtype).replace("torch.", "")
+
+
+def _tensor(value: Any) -> dict[str, Any]:
+    """A tensor the student returned: exact type first, values only for a plain CPU Tensor."""
+    obs: dict[str, Any] = {"type": _tname(value), "values": None}
+    if type(value) not in (torch.Tensor, nn.Parameter):
+        return obs
+    obs["shape"] = list(value.shape)
+    obs["dtype"] = _dtype(value)
+    obs["device"] = value.device.type
+    obs["requires_grad"] = bool(value.requires_grad)
+    obs["has_grad_fn"] = value.grad_fn is not None
+    if obs["dtype"] in _SENDABLE and value.device.type == "cpu":
+        obs["values"] = np.array(value.detach().numpy(), copy=True)
+    return obs
+
+
+def _array(value: Any) -> dict[str, Any]:
+    """A NumPy array the student returned: exact np.ndarray only."""
+    obs: dict[str, Any] = {"type": _tname(value), "values": None}
+    if type(value) is not np.ndarray:
+        return obs
+    obs["shape"] = list(value.shape)
+    obs["dtype"] = value.dtype.name
+    if value.dtype.name in _SENDABLE:
+        obs["values"] = np.array(value, copy=True)
+    return obs
+
+
+def _scalar(value: Any) -> dict[str, Any]:
+    """An int/float the student returned: the value only when the type is exactly int or float."""
+    kind = type(value)
+    out: dict[str, Any] = {"type": _tname(value), "value": value if kind in (int, float) else None}
+    if kind is not float and kind is not int and kind is not bool:
+        try:  # what it holds, for the feedback (a tensor, np.float64, ...)
+            out["as_float"] = float(value)
+        except Exception:
+            out["as_float"] = None
+    return out
+
+
+def _floats(values: Any) -> dict[str, Any]:
+    """A list of numbers the student returned (losses): its type, item types and float values."""
+    obs: dict[str, Any] = {"type": _tname(values), "len": None, "types": [], "values": [], "graphs": 0}
+    if type(values) not in (list, tuple):
+        return obs
+    obs["len"] = len(values)
+    for item in values:
+        obs["types"].append(_tname(item))
+        if type(item) is float:
+            obs["values"].append(item)
+        elif isinstance(item, torch.Tensor) and item.numel() == 1:
+            obs["graphs"] += int(item.grad_fn is not None)
+            obs["values"].append(float(item.detach().reshape(()).item()))
+        else:
+            obs["values"].append(None)
+    return obs
+
+
+def _t(arr: Any) -> torch.Tensor:
+    return torch.from_numpy(np.array(arr, copy=True))
+
+
+_named_parameters = nn.Module.named_parameters
+_named_buffers = nn.Module.named_buffers
+
+
+class _BackwardSpy:
+    """Stands in for autograd's engine: counts the backward passes that run through it.
+
+    loss.backward(), torch.autograd.backward and torch.autograd.grad all end in
+    Variable._execution_engine.run_backward, so whichever the student uses is counted.
+    """
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self.runs = 0
+
+    def run_backward(self, *args: Any, **kwargs: Any) -> Any:
+        self.runs += 1
+        return self._engine.run_backward(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+
+class _Spying:
+    def __enter__(self) -> _BackwardSpy:
+        self._engine = Variable._execution_engine
+        self.spy = _BackwardSpy(self._engine)
+        Variable._execution_engine = self.spy
+        return self.spy
+
+    def __exit__(self, *exc: Any) -> None:
+        Variable._execution_engine = self._engine
+
+
+class _GraphSpy(TorchFunctionMode):
+    """Counts the tensors created with a grad_fn (graph nodes) while it is active."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.nodes = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for item in out if isinstance(out, tuple | list) else (out,):
+            if isinstance(item, torch.Tensor) and item.grad_fn is not None:
+                self.nodes += 1
+        return out
+
+
+# ----------------------------------------------------------------------------- tensors
+
+
+def share_numpy(mod, arr, write_numpy, write_tensor):
+    """share_numpy(arr); then a write into arr and a write into the tensor: does the other see it?"""
+    a = np.ascontiguousarray(np.array(arr, copy=True))
+    t = mod.share_numpy(a)
+    obs = _tensor(t)
+    if obs["values"] is None:
+        return obs
+    a[...] = write_numpy
+    obs["after_numpy_write"] = np.array(t.detach().numpy(), copy=True)
+    try:
+        with torch.no_grad():
+            t.copy_(torch.from_numpy(np.array(write_tensor, copy=True)))
+        obs["after_tensor_write"] = np.array(a, copy=True)
+        obs["tensor_write_error"] = None
+    except Exception as exc:
+        obs["after_tensor_write"] = None
+        obs["tensor_write_error"] = _exc(exc)
+    return obs
+
+
+def to_numpy(mod, values, kind):
+    """to_numpy on a plain tensor, a leaf with requires_grad=True, or a non-leaf (2 * leaf)."""
+    base = _t(values)
+    if kind == "plain":
+        t = base
+    elif kind == "leaf":
+        t = base.requires_grad_(True)
+    else:
+        t = base.requires_grad_(True) * 2
+    before = t.detach().clone()
+    grad_fn, leaf, rg = t.grad_fn, t.is_leaf, t.requires_grad
+    out = mod.to_numpy(t)
+    obs = _array(out)
+    obs["t_changed"] = not torch.equal(t.detach(), before)
+    obs["t_flags_changed"] = (t.grad_fn is not grad_fn) or t.is_leaf != leaf or t.requires_grad != rg
+    obs["t_requires_grad"] = bool(t.requires_grad)
+    return obs
+
+
+def row_dots(mod, a, b):
+    return _tensor(mod.row_dots(_t(a), _t(b)))
+
+
+# ----------------------------------------------------------------------------- autograd
+
+
+def autograd_grad(mod, X, Y, w, calls=1):
+    """autograd_grad(X, Y, w) `calls` times, counting backward passes in autograd's engine."""
+    Xt, Yt = _t(X), _t(Y)
+    Xb, Yb = Xt.clone(), Yt.clone()
+    results = []
+    for _ in range(calls):
+        with _Spying() as spy:
+            value = mod.autograd_grad(Xt, Yt, w)
+        results.append({**_scalar(value), "backward_runs": spy.runs})
+    return {"results": results, "inputs_changed": not (torch.equal(Xt, Xb) and torch.equal(Yt, Yb))}
+
+
+def manual_grad(mod, X, Y, w):
+    Xa, Ya = np.array(X, copy=True), np.array(Y, copy=True)
+    with _Spying() as spy:
+        value = mod.manual_grad(Xa, Ya, w)
+    changed = not (np.array_equal(Xa, X) and np.array_equal(Ya, Y))
+    return {**_scalar(value), "inputs_changed": changed, "backward_runs": spy.runs}
+
+
+# ----------------------------------------------------------------------------- descent
+
+
+def fit_line(mod, X, Y, lr=None, steps=None):
+    """fit_line(X, Y[, lr, steps]): the pair it returns, w and the losses as plain data."""
+    kwargs = {} if lr is None else {"lr": lr, "steps": steps}
+    with _Spying() as spy:
+        result = mod.fit_line(_t(X), _t(Y), **kwargs)
+    obs: dict[str, Any] = {"type": _tname(result), "len": None, "backward_runs": spy.runs}
+    if type(result) in (tuple, list):
+        obs["len"] = len(result)
+        if len(result) == 2:
+            obs["w"] = _scalar(result[0])
+            obs["losses"] = _floats(result[1])
+    return obs
+
+
+def sgd_step(mod, values, grads, lr, parameters):
+    """sgd_step(params, lr) on leaves (nn.Parameter or plain tensors) with the given grads."""
+    params: list[torch.Tensor] = []
+    for value, grad, is_param in zip(values, grads, parameters, strict=True):
+        p = nn.Parameter(_t(value)) if is_param else _t(value).requires_grad_(True)
+        if grad is not None:
+            p.grad = _t(grad)
+        params.append(p)
+    ids = [id(p) for p in params]
+    given = list(params)
+    with _GraphSpy() as graph:
+        result = mod.sgd_step(params, lr)
+    return {
+        "result_type": _tname(result),
+        "values": [np.array(p.detach().numpy(), copy=True) for p in given],
+        "same_list": [id(p) for p in params] == ids,
+        "leaves": [bool(p.is_leaf) for p in given],
+        "requires_grad": [bool(p.requires_grad) for p in given],
+        "dtypes": [_dtype(p) for p in given],
+        "graph_nodes": graph.nodes,
+    }
+
+
+# ----------------------------------------------------------------------------- device
+
+
+def pick_device(mod, available):
+    """pick_device() while torch.cuda.is_available() answers `available` (the grader decides)."""
+    real = torch.cuda.is_available
+    torch.cuda.is_available = lambda: available
+    try:
+        result = mod.pick_device()
+    finally:
+        torch.cuda.is_available = real
+    obs: dict[str, Any] = {"type": _tname(result), "repr": _message(ValueError(repr(result)))[:80]}
+    try:
+        obs["device_type"] = torch.device(result).type
+    except Exception as exc:
+        obs["device_type"] = None
+        obs["error"] = _exc(exc)
+    return obs
+
+
+def _device_model() -> nn.Module:
+    torch.manual_seed(3)
+    return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 2))
+
+
+def to_device(mod, X, y, as_object=False):
+    """to_device(model, X, y, "meta"): where every parameter, buffer and tensor ended up."""
+    model = _device_model()
+    Xt, yt = _t(X), _t(y)
+    device = torch.device("meta") if as_object else "meta"
+    result = mod.to_device(model, Xt, yt, device)
+    obs: dict[str, Any] = {"type": _tname(result), "len": None}
+    if type(result) not in (tuple, list) or len(result) != 3:
+        obs["len"] = len(result) if type(result) in (tuple, list) else None
+        return obs
+    obs["len"] = 3
+    m, Xo, yo = result
+    obs["model_type"] = _tname(m)
+    if isinstance(m, nn.Module):
+        obs["params"] = {n: p.device.type for n, p in _named_parameters(m)}
+        obs["buffers"] = {n: b.device.type for n, b in _named_buffers(m)}
+    for name, value in (("X", Xo), ("y", yo)):
+        if isinstance(value, torch.Tensor):
+            obs[name] = {"type": _tname(value), "device": value.device.type, "dtype": _dtype(value),
+                         "shape": list(value.shape)}
+        else:
+            obs[name] = {"type": _tname(value)}
+    obs["model_call"] = None
+    if isinstance(m, nn.Module) and isinstance(Xo, torch.Tensor):
+        try:
+            m.eval()
+            obs["model_call"] = {"device": m(Xo).device.type}
+        except Exception as exc:
+            obs["model_call"] = {"error": _exc(exc)}
+    return obs
+
+
+# ----------------------------------------------------------------------------- training
+
+
+class _GraderNet(nn.Module):
+    """The grader's own TinyNet (optionally with dropout), so the loop is graded on its own."""
+
+    def __init__(self, in_features: int, hidden: int, out_features: int, p_drop: float = 0.0):
+        super().__init__()
+        self.fc1 = nn.Linear(in_features, hidden)
+        self.relu = nn.ReLU()
+        self.drop = nn.Dropout(p_drop)
+        self.fc2 = nn.Linear(hidden, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.drop(self.relu(self.fc1(x))))
+
+
+def _grader_net(sizes, state, p_drop=0.0) -> nn.Module:
+    model = _GraderNet(*sizes, p_drop=p_drop)
+    model.load_state_dict({k: _t(v) for k, v in state.items()})
+    return model
+
+
+def train(mod, sizes, state, X, y, epochs, lr):
+    model = _grader_net(sizes, state)
+    losses = mod.train(model, _t(X), _t(y), epochs, lr)
+    return _floats(losses)
+
+
+def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):
+    """accuracy(model, X, y) on a model put in train mode before every call; then eval logits."""
+    model = _grader_net(sizes, state, p_drop)
+    Xt, yt = _t(X), _t(y)
+    results = []
+    hooked: list[int] = []
+    handle = model.register_forward_hook(lambda m, a, out: hooked.append(int(out.grad_fn is not None)))
+    for _ in range(calls):
+        model.train()
+        hooked.clear()
+        with _GraphSpy() as graph:
+            value = mod.accuracy(model, Xt, yt)
+        results.append({**_scalar(value), "graph_nodes": graph.nodes + sum(hooked)})
+    handle.remove()
+    model.eval()
+    with torch.no_grad():
+        logits = model(Xt)
+    return {"results": results, "logits": logits.numpy().copy()}
+
+
+def tuned(mod):
+    """The module's TUNED, as plain data (the check trains it with the reference's loop)."""
+    value = getattr(mod, "TUNED", None)
+    obs: dict[str, Any] = {"type": _tname(value), "items": None}
+    if type(value) is dict:
+        obs["items"] = {
+            str(k): {"type": _tname(v), "value": v if type(v) in (int, float) else None}
+            for k, v in value.items()
+        }
+    return obs
+
+
+# ----------------------------------------------------------------------------- counting
+
+
+def tinynet_count(mod, in_features, hidden, out_features):
+    return _scalar(mod.tinynet_count(in_features, hidden, out_features))
+
+
+def growth(mod, in_features, out_features, hidden_from, hidden_to):
+    return _scalar(mod.growth(in_features, out_features, hidden_from, hidden_to))

@@ -1,0 +1,104 @@
+"""Public checks of task descent: fit_line learns w = 2 on the lesson's line; sgd_step is SGD's step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autograder.checks import fail, points
+
+from ..support import call, line_data, rng, scalar_type, short
+
+FIT_HINTS = {"leaf Variable that requires grad": "descent.update_in_graph",
+             "a view of a leaf Variable": "descent.update_in_graph",
+             "does not require grad": "descent.requires_grad",
+             "NoneType": "descent.grad_none"}
+SGD_HINTS = {"leaf Variable that requires grad": "descent.sgd_in_graph",
+             "a view of a leaf Variable": "descent.sgd_in_graph",
+             "NoneType": "descent.sgd_none_grad"}
+
+
+def fit(worker, X: np.ndarray, Y: np.ndarray, lr: float | None = None, steps: int | None = None):
+    """fit_line's (w, losses) with their types checked; the values as float64."""
+    args = "X, Y" if lr is None else f"X, Y, lr={lr:.6g}, steps={steps}"
+    what = f"fit_line({args}) with X, Y of {X.dtype.name}"
+    obs = call(worker, "fit_line", what, FIT_HINTS, X=X, Y=Y, lr=lr, steps=steps)
+    if obs["len"] != 2:
+        fail("descent.pair", call=what, got_type=obs["type"], got_len=obs["len"])
+    bad = scalar_type(obs["w"])
+    if bad:
+        fail("descent.w_not_float", call=what, got_type=bad)
+    losses = obs["losses"]
+    if losses["len"] is None:
+        fail("descent.losses_type", call=what, got_type=losses["type"])
+    want_len = steps if steps is not None else 100
+    if losses["len"] != want_len:
+        fail("descent.loss_count", call=what, got=losses["len"], steps=want_len)
+    bad_types = sorted({t for t in losses["types"] if t != "float"})
+    if bad_types:
+        fail("descent.loss_item", call=what, types=", ".join(bad_types))
+    return obs["w"]["value"], np.array(losses["values"], dtype=np.float64), what
+
+
+def sgd(worker, values: list[np.ndarray], grads: list[np.ndarray | None], lr: float,
+        parameters: list[bool]) -> tuple[dict[str, Any], str]:
+    kinds = ", ".join(("nn.Parameter" if p else "leaf tensor") + ("" if g is not None else " (grad None)")
+                      for p, g in zip(parameters, grads, strict=True))
+    what = f"sgd_step([{kinds}], lr={lr:.6g})"
+    obs = call(worker, "sgd_step", what, SGD_HINTS, values=values, grads=grads, lr=lr, parameters=parameters)
+    return obs, what
+
+
+def expected_sgd(values, grads, lr):
+    """What torch.optim.SGD(params, lr).step() does on CPU: p.add_(grad, alpha=-lr), same dtype."""
+    import torch
+
+    out = []
+    for v, g in zip(values, grads, strict=True):
+        p = torch.from_numpy(np.array(v, copy=True))
+        if g is not None:
+            p.add_(torch.from_numpy(np.array(g, copy=True)), alpha=-lr)
+        out.append(p.numpy())
+    return out
+
+
+def check_sgd(worker, params, values, grads, lr, parameters) -> dict[str, Any]:
+    obs, what = sgd(worker, values, grads, lr, parameters)
+    want = expected_sgd(values, grads, lr)
+    for k, (got, exp, v, g) in enumerate(zip(obs["values"], want, values, grads, strict=True)):
+        tol = params.tol.sgd64 if v.dtype == np.float64 else params.tol.sgd32
+        if g is None:
+            if not np.array_equal(got, v):
+                fail("descent.sgd_touched_none", call=what, index=k)
+            continue
+        scale = np.maximum(np.abs(v.astype(np.float64)), np.abs(lr * g.astype(np.float64)))
+        err = np.abs(got.astype(np.float64) - exp.astype(np.float64)) / np.maximum(scale, 1e-30)
+        if float(err.max()) > tol:
+            unchanged = np.array_equal(got, v)
+            key = "descent.sgd_unchanged" if unchanged else "descent.sgd_values"
+            fail(key, call=what, index=k, got=short(got.ravel()), want=short(exp.ravel()),
+                 error=f"{float(err.max()):.3g}")
+    return obs
+
+
+@points(4)
+def test_line_defaults(worker, params):
+    """fit_line(*make_line()) with the defaults returns (w, 100 float losses) and w within 1e-3 of 2.0"""
+    D = params.descent
+    X, Y = line_data(D.line_n)
+    w, losses, what = fit(worker, X, Y)
+    if not abs(w - D.target_w) <= D.target_tol:
+        fail("descent.not_learned", call=what, got=f"{w:.6g}", want=f"{D.target_w:g}",
+             losses=short(losses))
+
+
+@points(3)
+def test_sgd_step(worker, params):
+    """sgd_step([p], lr) updates p exactly as torch.optim.SGD([p], lr).step() does"""
+    gen = rng(params.descent.seed)
+    values = [gen.normal(size=(3, 2)).astype(np.float32), gen.normal(size=(4,)).astype(np.float32)]
+    grads = [gen.normal(size=(3, 2)).astype(np.float32), gen.normal(size=(4,)).astype(np.float32)]
+    obs = check_sgd(worker, params, values, grads, 0.1, [True, True])
+    if obs["result_type"] != "NoneType":
+        fail("descent.sgd_returns", call="sgd_step(params, lr)", got_type=obs["result_type"])

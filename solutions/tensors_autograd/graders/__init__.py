@@ -1,0 +1,1 @@
+"""Graders of the tensors_autograd assignment: probes (worker side), checks and feedback (grading side)."""

@@ -1,0 +1,1 @@
+"""Hidden checks of tensors_autograd: random inputs against the references, autograd spies, edges."""

@@ -1,0 +1,121 @@
+"""Hidden checks of task descent: trajectories against the reference, lr and steps, SGD's contract."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from autograder.checks import fail, points
+
+from ..params import default
+from ..public.test_descent import check_sgd, fit
+from ..support import line_data, rng, short
+from . import _ref
+
+P = default().descent
+
+
+@functools.lru_cache(maxsize=64)
+def _reference(X_bytes: bytes, Y_bytes: bytes, dtype: str, lr: float, steps: int,
+               variant: str = "reference") -> tuple[float, tuple[float, ...]]:
+    import torch
+
+    X = torch.from_numpy(np.frombuffer(X_bytes, dtype=dtype).copy())
+    Y = torch.from_numpy(np.frombuffer(Y_bytes, dtype=dtype).copy())
+    if variant == "reference":
+        w, losses = _ref.module("descent").fit_line(X, Y, lr, steps)
+        return w, tuple(losses)
+    w = torch.tensor(0.0, dtype=X.dtype, requires_grad=True)  # the gradient is never reset
+    losses = []
+    for _ in range(steps):
+        loss = ((w * X - Y) ** 2).mean()
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        losses.append(loss.item())
+    return w.item(), tuple(losses)
+
+
+def reference(X: np.ndarray, Y: np.ndarray, lr: float, steps: int, variant: str = "reference"):
+    w, losses = _reference(X.tobytes(), Y.tobytes(), X.dtype.name, lr, steps, variant)
+    return w, np.array(losses)
+
+
+def _matches(got_w, got_losses, want_w, want_losses, tol) -> bool:
+    if len(got_losses) != len(want_losses):
+        return False
+    floor = 1e-6 * float(np.max(np.abs(want_losses))) if len(want_losses) else 0.0
+    scale = np.maximum(np.abs(want_losses), max(floor, 1e-300))
+    ok_losses = bool(np.all(np.abs(got_losses - want_losses) <= tol * scale))
+    return ok_losses and abs(got_w - want_w) <= tol * max(1.0, abs(want_w))
+
+
+def check_trajectory(worker, params, X, Y, lr, steps) -> None:
+    tol = params.tol.descent64 if X.dtype == np.float64 else params.tol.descent32
+    w, losses, what = fit(worker, X, Y, lr, steps)
+    want_w, want_losses = reference(X, Y, lr, steps)
+    if _matches(w, losses, want_w, want_losses, tol):
+        return
+    no_reset_w, no_reset = reference(X, Y, lr, steps, "no_reset")
+    if steps > 1 and _matches(w, losses, no_reset_w, no_reset, tol):
+        fail("descent.no_reset", call=what, got=short(losses), want=short(want_losses))
+    if steps > 1 and np.allclose(losses[:-1], want_losses[1:], rtol=tol, atol=0):
+        fail("descent.loss_after_update", call=what, got=short(losses), want=short(want_losses))
+    differ = int(np.argmax(np.abs(losses - want_losses) > tol * np.maximum(np.abs(want_losses), 1e-300)))
+    fail("descent.trajectory", call=what, got=short(losses), want=short(want_losses), step=differ,
+         got_w=f"{w:.10g}", want_w=f"{want_w:.10g}")
+
+
+@points(5)
+@given(n=st.integers(1, P.max_n), steps=st.integers(1, P.max_steps), frac=st.floats(0.05, 0.9),
+       seed=st.integers(0, 2**16), double=st.booleans())
+@example(n=5, steps=20, frac=0.5, seed=3, double=True)
+@example(n=5, steps=20, frac=0.5, seed=3, double=False)
+def test_trajectory_random(worker, params, n, steps, frac, seed, double):
+    """For random data, stable lr and random steps, fit_line's losses and final w equal the reference's"""
+    gen = rng(seed)
+    dtype = np.float64 if double else np.float32
+    X = gen.normal(0, 2, n).astype(dtype)
+    Y = (gen.normal(0, 2) * X + gen.normal(0, 1, n)).astype(dtype)
+    lr = float(frac / max(float(np.mean(X.astype(np.float64) ** 2)), 1e-3))
+    check_trajectory(worker, params, X, Y, lr, steps)
+
+
+@points(2)
+def test_lr_and_steps_honoured(worker, params):
+    """fit_line(X, Y, lr=0.002, steps=7) on make_line() runs 7 steps of that lr (the reference's losses)"""
+    X, Y = line_data(P.line_n)
+    check_trajectory(worker, params, X, Y, P.honour_lr, P.honour_steps)
+
+
+@points(3)
+def test_sgd_random(worker, params):
+    """sgd_step equals torch.optim.SGD's step for float32 and float64 tensors; grad None: left alone"""
+    gen = rng(P.seed + 1)
+    for dtype, lr in ((np.float64, 0.37), (np.float32, 1.5), (np.float64, 1e-3)):
+        shapes = [(2, 5), (5,), (3, 1, 2), ()]
+        values = [gen.normal(size=s).astype(dtype) for s in shapes]
+        grads = [gen.normal(size=s).astype(dtype) for s in shapes]
+        grads[1] = None
+        check_sgd(worker, params, values, grads, lr, [True, False, True, False])
+
+
+@points(3)
+def test_sgd_contract(worker, params):
+    """After sgd_step the params are the same objects, still leaves that require grad; no graph was built"""
+    gen = rng(P.seed + 2)
+    values = [gen.normal(size=(3, 3)), gen.normal(size=(3,))]
+    grads = [gen.normal(size=(3, 3)), gen.normal(size=(3,))]
+    obs = check_sgd(worker, params, values, grads, 0.05, [True, False])
+    what = "sgd_step(params, lr)"
+    if obs["result_type"] != "NoneType":
+        fail("descent.sgd_returns", call=what, got_type=obs["result_type"])
+    if not obs["same_list"]:
+        fail("descent.sgd_replaced", call=what)
+    if not all(obs["leaves"]) or not all(obs["requires_grad"]):
+        fail("descent.sgd_not_leaf", call=what, leaves=obs["leaves"], requires_grad=obs["requires_grad"])
+    if obs["graph_nodes"]:
+        fail("descent.sgd_graph", call=what, nodes=obs["graph_nodes"])

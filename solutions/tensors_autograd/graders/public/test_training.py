@@ -1,0 +1,95 @@
+"""Public checks of task training: the loop returns float losses, accuracy is right, TUNED works."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checks import fail, points
+
+from ..support import call, linear_state, scalar_type, toy_data
+
+GRAPH_HINTS = {"element 0 of tensors does not require grad": "training.no_graph_in_loop"}
+
+
+def run_train(worker, params, epochs: int, lr: float, seed: int):
+    T = params.training
+    X, y = toy_data(T.toy_n, T.toy_seed)
+    what = f"train(model, X, y, {epochs}, {lr})"
+    obs = call(worker, "train", what, GRAPH_HINTS, sizes=list(T.sizes), state=linear_state(seed, T.sizes),
+               X=X, y=y, epochs=epochs, lr=lr)
+    if obs["len"] is None:
+        fail("training.losses_type", call=what, got_type=obs["type"])
+    if obs["len"] != epochs:
+        fail("training.loss_count", call=what, got=obs["len"], epochs=epochs)
+    bad = sorted({t for t in obs["types"] if t != "float"})
+    if bad:
+        fail("training.loss_item", call=what, types=", ".join(bad), graphs=obs["graphs"])
+    return np.array(obs["values"], dtype=np.float64), what
+
+
+def run_accuracy(worker, params, seed: int, p_drop: float = 0.0, calls: int = 1):
+    T = params.training
+    X, y = toy_data(T.toy_n, T.toy_seed)
+    what = "accuracy(model, X, y)" + (f" on a model with Dropout({p_drop:g}) in train mode" if p_drop else "")
+    obs = call(worker, "accuracy", what, sizes=list(T.sizes), state=linear_state(seed, T.sizes), X=X, y=y,
+               p_drop=p_drop, calls=calls)
+    for r in obs["results"]:
+        bad = scalar_type(r)
+        if bad:
+            fail("training.accuracy_not_float", call=what, got_type=bad)
+    want = float(np.mean(np.argmax(obs["logits"], axis=1) == y))
+    return obs, want, what
+
+
+def check_accuracy(worker, params, seed: int) -> dict:
+    obs, want, what = run_accuracy(worker, params, seed)
+    got = obs["results"][0]["value"]
+    if not abs(got - want) <= params.tol.accuracy:
+        fail("training.accuracy_value", call=what, got=f"{got:.6g}", want=f"{want:.6g}")
+    return obs
+
+
+@points(3)
+def test_losses_are_floats(worker, params):
+    """train(model, X, y, 4, 0.05) returns a list of 4 plain Python floats (loss.item())"""
+    run_train(worker, params, params.training.short_epochs, 0.05, params.training.init_seed)
+
+
+@points(3)
+def test_accuracy_value(worker, params):
+    """accuracy(model, X, y) is the float fraction of rows where model(X).argmax(1) == y"""
+    check_accuracy(worker, params, params.training.accuracy_seeds[0])
+
+
+def tuned_items(worker, params) -> tuple[int, int, float]:
+    """TUNED's hidden, epochs and lr, after its form is checked."""
+    T = params.training
+    obs = call(worker, "tuned", "TUNED")
+    if obs["items"] is None:
+        fail("training.tuned_type", got_type=obs["type"])
+    items = obs["items"]
+    missing = [k for k in ("hidden", "epochs", "lr") if k not in items]
+    if missing:
+        fail("training.tuned_keys", missing=", ".join(missing), got=", ".join(items) or "no keys")
+    kinds = {"hidden": ("int",), "epochs": ("int",), "lr": ("float", "int")}
+    for key, allowed in kinds.items():
+        if items[key]["type"] not in allowed:
+            fail("training.tuned_value_type", key=key, got_type=items[key]["type"], want=" or ".join(allowed))
+    hidden, epochs, lr = (items[k]["value"] for k in ("hidden", "epochs", "lr"))
+    if not 1 <= hidden <= 512 or not 1 <= epochs <= T.tuned_max_epochs or not 0 < lr <= 10:
+        fail("training.tuned_range", hidden=hidden, epochs=epochs, lr=lr, max_epochs=T.tuned_max_epochs)
+    return hidden, epochs, float(lr)
+
+
+@points(2)
+def test_tuned_form(worker, params):
+    """TUNED is a dict with an int hidden, an int epochs <= 300 and a positive lr"""
+    tuned_items(worker, params)
+
+
+@points(2)
+def test_accuracy_no_graph(worker, params):
+    """accuracy builds no autograd graph (torch.no_grad()) and returns a float"""
+    obs, _, what = run_accuracy(worker, params, params.training.accuracy_seeds[1])
+    if obs["results"][0]["graph_nodes"]:
+        fail("training.accuracy_graph", call=what, nodes=obs["results"][0]["graph_nodes"])
