@@ -18,6 +18,7 @@ uids (61500+), so that the checks never mistake another grader's processes for l
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import hashlib
 import json
@@ -448,6 +449,43 @@ def test_hostile_submission(suite: Suite, reference_copy: Path, case: Case) -> N
     check_clean_after(suite)
 
 
+FORGERIES = sorted(p.name.removesuffix(".py.txt") for p in (HOSTILE / "forgeries").glob("*.py.txt"))
+
+
+def without_forgery(source: str) -> str:
+    """The same file with its forgery taken out: the block between the markers, the marked lines."""
+    kept, inside = [], False
+    for line in source.splitlines(keepends=True):
+        if line.startswith("# >>> forgery"):
+            inside = True
+        elif line.startswith("# <<< forgery"):
+            inside = False
+        elif not inside and not line.rstrip().endswith("# forgery"):
+            kept.append(line)
+    return "".join(kept)
+
+
+@pytest.mark.parametrize("forgery", FORGERIES)
+def test_a_forged_observation_gains_nothing(suite: Suite, reference_copy: Path, forgery: str) -> None:
+    """Probes replaced through frames, the garbage collector or the probes' namespace, an encoder
+    that rewrites answers, a patched runtime or torch: the task scores no more than the same file
+    without the forgery, and is marked for review as tampered, never as an ordinary mistake."""
+    source = (HOSTILE / "forgeries" / f"{forgery}.py.txt").read_text()
+    honest = reference_copy.parent / "honest"
+    shutil.copytree(reference_copy, honest)
+    (honest / "tinynet.py").write_text(without_forgery(source))
+    (reference_copy / "tinynet.py").write_text(source)
+    started = suite.grader.worker.starts
+    forged = suite.grader.grade(reference_copy, student="forger")
+    plain = suite.grader.grade(honest, student="honest")
+    assert forged.task("tinynet").score <= plain.task("tinynet").score
+    assert {c.message_key for c in forged.task("tinynet").checks} == {"engine.tampered"}
+    assert "changed" in forged.task("tinynet").checks[0].feedback
+    assert all(t.score == t.max_score for t in forged.tasks if t.task != "tinynet")
+    check_contained(suite, forged, started)
+    check_clean_after(suite)
+
+
 def test_memory_swarm_is_capped_as_a_whole(world: World, reference_copy: Path) -> None:
     """Eight processes filling 700 MB each, every one within its own limit: the sandbox's cgroup
     stops them together (the kernel kills some), and the grading goes on.
@@ -722,9 +760,9 @@ def test_batch_with_hostile_students_completes(suite: Suite, tmp_path: Path) -> 
     out = tmp_path / "out"
     summary = grade_batch(world.kit, klass, out, jobs=2)
     assert summary.graded == len(students) + 2
-    rows = {line.split(",")[0]: line.split(",") for line in (out / "grades.csv").read_text().splitlines()[1:]}
+    rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open(encoding="utf-8"))}
     assert set(rows) == {*students, "zed", "bob"}
-    assert rows["ada"][-2] == "100"
+    assert rows["ada"]["total"] == "100"
     for student, attack in students.items():
         data = json.loads((out / student / "results.json").read_text())
         target = targets[attack].target.removesuffix(".py") if attack else None

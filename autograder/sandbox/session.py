@@ -174,7 +174,9 @@ class SandboxSession:
 
     def close(self) -> str:
         """End the task: everything it started is killed; returns its captured output."""
-        if self.worker.proc is None or self.lost is not None:
+        # A lost task was already ended by the relay; a tampered one is ended here like any other
+        # (the relay is sound: it was the task's own process that saw its probes change).
+        if self.worker.proc is None or (self.lost is not None and self.lost.reason != "tampered"):
             return self.output
         reply = self.worker.request({"op": "close"}, CLOSE_BUDGET)
         if reply and reply.get("closed") is True:

@@ -88,7 +88,7 @@ class TaskRuntime:
         status = self._import()
         changed = self.snapshot.changed()
         if changed:
-            return {"tampered": f"{changed} changed while the submission was imported"}
+            return {"imported": False, "tampered": f"{changed} changed while the submission was imported"}
         probes_ns: dict[str, Any] = {"__name__": "autograder_probes"}
         code = self.probes_code or compile_probes(self.probes_source)
         exec(code, probes_ns)
