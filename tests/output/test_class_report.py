@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import re
 import shutil
@@ -134,3 +135,17 @@ def test_sample_class_results_are_byte_for_byte_as_recorded(graded_sample):
         data["execution_time"] = 0
         produced = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         assert produced == (GOLDEN / f"{student}.json").read_bytes(), student
+
+
+def test_tampering_and_introspection_are_listed_for_review_not_as_mistakes(kit):
+    a = kit.assignment()
+    forger = _result("mallory", {"tinynet": False, "delivery": True}, key="engine.tampered")
+    curious = dataclasses.replace(_result("ada", {"tinynet": True, "delivery": True}),
+                                  review=("tinynet.py:3: frame walking",))
+    summary = summarize([forger, curious, _result("bob", {"tinynet": False, "delivery": True})], a, {}, 1.0)
+    assert [(r.student, r.task, r.tampered) for r in summary.review] == [
+        ("mallory", "tinynet", True), ("ada", "tinynet.py", False)]
+    assert "engine.tampered" not in {m.key for m in summary.misconceptions}
+    assert all(u.reason != "tampered" for u in summary.ungraded)
+    html = render_html(summary)
+    assert 'id="review"' in html and "probes changed" in html and "tinynet.py:3: frame walking" in html
