@@ -44,14 +44,18 @@ def test_an_honest_module_answers(tmp_path):
     assert _answer(task)["value"]["names"] == ["fc.weight", "fc.bias"]
 
 
-def test_a_patched_library_function_at_import_is_tampering(tmp_path, monkeypatch):
+def test_a_patched_library_function_at_import_is_tampering(tmp_path):
     original = torch.nn.Module.named_parameters
     task = _runtime(tmp_path, HONEST + "\nnn.Module.named_parameters = lambda self, *a, **k: iter(())\n")
     try:
         status = task.open()
     finally:
-        monkeypatch.setattr(torch.nn.Module, "named_parameters", original)
+        torch.nn.Module.named_parameters = original  # this very process: later tests need torch whole
     assert status["imported"] is False and "torch.nn.Module.named_parameters" in status["tampered"]
+
+
+def test_torch_is_whole_again():
+    assert torch.nn.Module.named_parameters.__module__ == "torch.nn.modules.module"
 
 
 def test_a_probe_replaced_during_a_call_is_tampering(tmp_path):
