@@ -24,6 +24,7 @@ from autograder.sandbox.launch import check_available
 ROOT = Path(__file__).resolve().parents[1]
 # The tests' own signing key: never the instructor's ~/.config one, made on first use like it.
 os.environ.setdefault(KEY_ENV, str(Path(tempfile.mkdtemp(prefix="autograder-tests-")) / "signing.key"))
+load_key()  # made now: a test that only verifies (an export) finds it, whatever ran before it
 SOLUTIONS = ROOT / "solutions" / "nn_module"
 STUBS = ROOT / "assignments" / "nn_module"
 
