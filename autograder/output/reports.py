@@ -13,6 +13,7 @@ from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult
 from autograder.output import class_report
 from autograder.output.gradebook import Gradebook
+from autograder.output.spreadsheet import safe_cell
 from autograder.submissions.students import safe_name
 
 VISIBLE, HIDDEN = "visible", "after_published"
@@ -141,7 +142,7 @@ def grades_rows(results: list[SubmissionResult], assignment: Assignment) -> list
     rows = [header]
     for result in sorted(results, key=lambda r: r.student):
         by_task = {t.task: t.score for t in result.tasks}
-        row = [result.student, *[f"{by_task.get(t.id, 0.0):g}" for t in assignment.tasks],
+        row = [safe_cell(result.student), *[f"{by_task.get(t.id, 0.0):g}" for t in assignment.tasks],
                f"{result.score:g}", f"{result.max_score:g}"]
         if exam:
             row[1:1] = [str(result.exam.get("variant", "")), str(result.exam.get("submitted_at") or "")]
