@@ -336,7 +336,8 @@ def test_cli_export_canvas_warns_on_stderr(tmp_path, graded):
     out = tmp_path / "canvas.csv"
     run = CliRunner().invoke(export, ["canvas", "--gradebook", str(graded), "--roster", str(CANVAS_ROSTER),
                                       "--canvas-id", "12345", "--out", str(out)])
-    assert run.exit_code == 0, run.output
+    assert run.exit_code == 4, run.output  # written, but students are left out: said, and not exit 0
+    assert "leaves 2 student(s) out" in run.stderr
     assert "wrote 3 student rows" in run.stdout
     assert "warning: 1 graded submission(s) match no roster student by SIS Login ID" in run.stderr
     assert "ghost" in run.stderr and "O'Neil, Séan (sean)" in run.stderr
