@@ -168,10 +168,11 @@ def gradescope() -> None:
 @friendly
 def gradescope_build(out: Path, hidden_visibility: str, assignment: str | None, kit_dir: Path | None) -> None:
     """Write autograder.zip: setup.sh, run_autograder, the engine, the solutions and hidden graders."""
-    from autograder.platforms.gradescope import build_gradescope_zip
+    from autograder.platforms.gradescope import HIDDEN_TOTAL_NOTE, build_gradescope_zip
 
     kit = find_kit(kit_dir)
     target = kit.assignment(assignment)
     build_gradescope_zip(kit.root, target.id, out, hidden_visibility=hidden_visibility)
     click.echo(f"wrote {out} for {target.id} (hidden checks: {hidden_visibility}); it holds the hidden "
                "graders and reference solutions: upload it to Gradescope, never share it")
+    click.echo(f"hidden checks {hidden_visibility}: {HIDDEN_TOTAL_NOTE[hidden_visibility]}")
