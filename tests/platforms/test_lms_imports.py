@@ -98,7 +98,7 @@ def test_moodle_feedback_in_the_gradebooks_language(tmp_path, assignment):
     result = make_result(assignment, "ada", {"tinynet": 5})
     write_moodle([result], assignment, out, "username", lang="bn")
     feedback = rows_of(out)[1][2]
-    assert feedback.startswith(f"{TITLE}: 95/100। ") and "export করা হয়েছে" in feedback
+    assert feedback.startswith(f"{TITLE}: মোট 95/100। ") and "export করা হয়েছে" in feedback
     write_moodle([result], assignment, out, "username", lang="en")
     assert "exported" in rows_of(out)[1][2] and "।" not in rows_of(out)[1][2]
 
