@@ -61,6 +61,16 @@ REPORT_UI = {
     "lesson_idea": "The lesson idea", "for_example": "For example", "hardest_checks": "Checks, hardest first",
     "check": "Check", "what_it_proves": "What it proves", "passed": "passed", "rate": "Rate",
     "not_graded": "Could not be graded (fully)", "why": "Why", "whole_submission": "(whole submission)",
+    "results_per_variant": "Results per variant",
+    "swapped_variants": "Suspected swapped variants",
+    "late_submissions": "Late and undated submissions",
+    "integrity_review": "For academic-integrity review",
+    "no_misconception": "No misconception was seen.",
+    "every_ran": "Every submission ran.",
+    "nothing_to_review": "Nothing to review.",
+    "on_time": "Every submission came in on time.",
+    "no_swaps": "No submission implements another student's numbers.",
+    "no_variant": "No graded submission has a variant.",
 }
 
 

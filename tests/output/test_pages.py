@@ -97,9 +97,10 @@ def test_bangla_pages_carry_bangla_headings_titles_and_their_font(assignment):
     assert "data:font/woff2;base64," in page and BENGALI_FAMILY in page
     report = render_html(summarize([result], assignment, bn, 1.0, "bn"))
     for label in ("report_title", "score_distribution", "tasks", "misconceptions", "hardest_checks",
-                  "not_graded"):
+                  "not_graded", "integrity_review", "nothing_to_review"):
         assert bn["ui"][label] in report, label
-    for english in ("Class report", "Score distribution", "Checks, hardest first", "Most common"):
+    for english in ("Class report", "Score distribution", "Checks, hardest first", "Most common",
+                    "Could not be graded", "academic-integrity", "Nothing to review"):
         assert english not in report, english
     assert 'lang="bn"' in report and "data:font/woff2;base64," in report
 
@@ -152,8 +153,10 @@ def platform_fonts(page: Path, profile: Path, selectors: list[str]) -> dict[str,
         cdp("DOM.enable")
         cdp("CSS.enable")
         deadline = time.monotonic() + 60
-        while cdp("Runtime.evaluate", expression="document.readyState + ' ' + document.fonts.status",
-                  returnByValue=True)["result"]["value"] != "complete loaded":
+        ready = "location.href + ' ' + document.readyState + ' ' + document.fonts.status"
+        # The first document may still be about:blank (complete, fonts loaded): wait for the page's.
+        while cdp("Runtime.evaluate", expression=ready, returnByValue=True)["result"]["value"] != \
+                f"{page.as_uri()} complete loaded":
             assert time.monotonic() < deadline, "the page did not finish loading"
             time.sleep(0.1)
         root = cdp("DOM.getDocument", depth=-1)["root"]["nodeId"]
