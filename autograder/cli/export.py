@@ -144,7 +144,7 @@ def export_moodle(gradebook_path: Path, id_column: str, roster: Path | None, gra
 @kit_option
 @friendly
 def export_junit(gradebook_path: Path, out: Path, assignment: str | None, kit_dir: Path | None) -> None:
-    """One JUnit XML file per student (one testcase per check, points in properties)."""
+    """One JUnit XML file per student: a testsuite per task, a testcase per check, points as properties."""
     from autograder.platforms.junit import write_junit_all
 
     target = find_kit(kit_dir).assignment(assignment)

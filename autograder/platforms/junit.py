@@ -1,4 +1,4 @@
-"""JUnit XML: one file per student, a testsuite per task and a testcase per check, points as properties."""
+"""JUnit XML: one file per student, a testsuite per task, a testcase per check, points as suite properties."""
 
 from __future__ import annotations
 
