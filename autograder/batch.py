@@ -152,7 +152,7 @@ def grade_batch(
 
             if todo:
                 _grade(kit, target, todo, options, jobs, pool, plan, book, claims, key, regrade, write)
-        reports.write_class(out, book, target, time.monotonic() - started, messages)
+        reports.write_class(out, book, target, time.monotonic() - started, messages, language)
     finally:
         book.close()
     def named(reason: str) -> tuple[str, ...]:

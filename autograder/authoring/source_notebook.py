@@ -115,7 +115,13 @@ def source_notebook(kit_root: Path, assignment_id: str) -> dict[str, Any]:
         _markdown("intro", f"# {assignment.title} (`{assignment.id}`)\n\n"
                   f"{len(assignment.tasks)} tasks, {total} points. Run the cells in order. Write your code "
                   "where a cell says `YOUR CODE HERE`; the read-only cells (the given code and the tests) "
-                  "cannot be changed, and each test cell is worth the points of its task.\n"),
+                  "cannot be changed, and each test cell is worth the points of its task.\n\n"
+                  # nbgrader scores a test cell by whether it raises: one cell per task is all or
+                  # nothing, while the kit's own grading gives the points of each passing check.
+                  "**Scoring:** nbgrader gives a task's test cell all of its points or none: one failing "
+                  "check in it costs the whole task. `autograder grade` (and `autograder check`) give "
+                  "partial credit, the points of every check that passes; the grade your instructor "
+                  "publishes says which of the two it is.\n"),
         _code(GIVEN_CELL_ID, f"# Given: {given_names}. Run this cell first.\n"
               + "\n".join(_imports_of(sources.values())) + "\n\n\n"
               + "\n\n".join(text.strip() + "\n" for text in given),

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from autograder.cli.common import find_kit, friendly, kit_option, require_verified
-from autograder.platforms.export_files import ExportError, ExportReport
+from autograder.platforms.export_files import ExportError, ExportIncomplete, ExportReport
 from autograder.platforms.moodle import MOODLE_ID_COLUMNS
 from autograder.platforms.rosters import CANVAS_MATCH
 
@@ -78,12 +78,14 @@ def export() -> None:
 @click.option("--match-by", type=click.Choice(list(CANVAS_MATCH)), default="sis_login_id", show_default=True,
               help="Roster column that holds the kit's student ids.")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="CSV to write.")
+@click.option("--allow-missing", is_flag=True,
+              help="Exit 0 even when roster students or graded submissions are left out of the file.")
 @bom_option
 @assignment_option
 @kit_option
 @friendly
-def export_canvas(gradebook_path: Path, roster: Path, canvas_id: str, match_by: str, out: Path, bom: bool,
-                  assignment: str | None, kit_dir: Path | None) -> None:
+def export_canvas(gradebook_path: Path, roster: Path, canvas_id: str, match_by: str, out: Path,
+                  allow_missing: bool, bom: bool, assignment: str | None, kit_dir: Path | None) -> None:
     """A CSV for Canvas' Grades > Import: one column "<title> (<canvas id>)" with its Points Possible row."""
     from autograder.platforms.canvas import write_canvas
 
@@ -91,6 +93,12 @@ def export_canvas(gradebook_path: Path, roster: Path, canvas_id: str, match_by: 
     results = current_results(gradebook_path, target.id)
     report = write_canvas(results, target, roster, out, match_by, canvas_id, bom=bom)
     _report(report, "student")
+    left_out = len(report.missing_submissions) + len(report.unmatched_submissions)
+    if left_out and not allow_missing:
+        raise ExportIncomplete(
+            f"{out} was written but leaves {left_out} student(s) out (named above): fix the roster or "
+            f"--match-by, or pass --allow-missing if that is what you want"
+        )
 
 
 @export.command("moodle")
@@ -100,24 +108,31 @@ def export_canvas(gradebook_path: Path, roster: Path, canvas_id: str, match_by: 
 @click.option("--roster", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="CSV with columns student,email,username,idnumber mapping the kit's student ids "
                    "(default: the student ids are the Moodle identifiers).")
+@click.option("--grade-item", default=None,
+              help="The grade item's name as Moodle's gradebook shows it (an activity: 'Assignment: "
+                   "<name>'; default: the assignment's title): the columns are named so Moodle maps them.")
+@click.option("--lang", type=click.Choice(["en", "bn"]), default="en", show_default=True,
+              help="Language of the feedback text (the gradebook's language).")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="CSV to write.")
 @bom_option
 @assignment_option
 @kit_option
 @friendly
-def export_moodle(gradebook_path: Path, id_column: str, roster: Path | None, out: Path, bom: bool,
-                  assignment: str | None, kit_dir: Path | None) -> None:
+def export_moodle(gradebook_path: Path, id_column: str, roster: Path | None, grade_item: str | None,
+                  lang: str, out: Path, bom: bool, assignment: str | None, kit_dir: Path | None) -> None:
     """A CSV for Moodle's Grades > Import > CSV file: identifier, grade and feedback columns."""
-    from autograder.platforms.moodle import write_moodle
+    from autograder.platforms.moodle import MOODLE_MAP_TO, moodle_columns, write_moodle
 
     target = find_kit(kit_dir).assignment(assignment)
     results = current_results(gradebook_path, target.id)
-    report = write_moodle(results, target, out, id_column, roster, bom=bom)
+    report = write_moodle(results, target, out, id_column, roster, bom=bom, grade_item=grade_item, lang=lang)
     _report(report, "student")
+    item = grade_item or target.title
+    grade, feedback = moodle_columns(item)
     click.echo(
-        f"in Moodle map: {MOODLE_ID_COLUMNS[id_column]!r} -> "
-        f"{'username' if id_column == 'username' else 'user' + id_column}, {target.title!r} -> the grade "
-        f"item (or new), {target.title + ' (Feedback)'!r} -> feedback for the same item"
+        f"Moodle preselects the mapping when a grade item is named {item!r}: "
+        f"{MOODLE_ID_COLUMNS[id_column]!r} -> {MOODLE_MAP_TO[id_column]}, {grade!r} -> {item!r}, "
+        f"{feedback!r} -> feedback for {item!r}; otherwise choose these by hand"
     )
 
 
@@ -129,7 +144,7 @@ def export_moodle(gradebook_path: Path, id_column: str, roster: Path | None, out
 @kit_option
 @friendly
 def export_junit(gradebook_path: Path, out: Path, assignment: str | None, kit_dir: Path | None) -> None:
-    """One JUnit XML file per student (one testcase per check, points in properties)."""
+    """One JUnit XML file per student: a testsuite per task, a testcase per check, points as properties."""
     from autograder.platforms.junit import write_junit_all
 
     target = find_kit(kit_dir).assignment(assignment)
@@ -153,10 +168,11 @@ def gradescope() -> None:
 @friendly
 def gradescope_build(out: Path, hidden_visibility: str, assignment: str | None, kit_dir: Path | None) -> None:
     """Write autograder.zip: setup.sh, run_autograder, the engine, the solutions and hidden graders."""
-    from autograder.platforms.gradescope import build_gradescope_zip
+    from autograder.platforms.gradescope import HIDDEN_TOTAL_NOTE, build_gradescope_zip
 
     kit = find_kit(kit_dir)
     target = kit.assignment(assignment)
     build_gradescope_zip(kit.root, target.id, out, hidden_visibility=hidden_visibility)
     click.echo(f"wrote {out} for {target.id} (hidden checks: {hidden_visibility}); it holds the hidden "
                "graders and reference solutions: upload it to Gradescope, never share it")
+    click.echo(f"hidden checks {hidden_visibility}: {HIDDEN_TOTAL_NOTE[hidden_visibility]}")

@@ -22,6 +22,9 @@ from autograder.errors import ConfigError
 from autograder.grading.hypothesis_setup import pin_seed, use_profile
 
 ENGINE_MESSAGES = Path(__file__).resolve().parents[1] / "messages"
+# Tables of a catalogue that hold labels, not messages (observed/expected/idea): the pages' words,
+# the exports' sentences, and [titles] (a task or check id -> its title in that language).
+LABEL_TABLES = frozenset({"ui", "export", "titles"})
 VARIANT_FILE = "variant.json"  # in a student's exam bundle: the choices their checks use
 _loaded: dict[Path, Any] = {}
 # A check's title may name numbers of the params: "DeliveryMLP has {p.delivery.n_params} parameters".
@@ -183,7 +186,8 @@ def load_graders(assignment: Assignment, folder: Path | None = None, lang: str =
         if not isinstance(choices, dict):
             raise ConfigError(f"{chosen}: must hold a JSON object of variant choices")
         params = variant_params(params_mod, choices, str(chosen))
-    templates = {c.id: c.title for found in checks.values() for c in found}
+    titles = messages.get("titles", {})  # the catalogue's title, else the check's docstring
+    templates = {c.id: titles.get(c.id, c.title) for found in checks.values() for c in found}
     graders = Graders(
         assignment, folder, checks, probes.read_text(encoding="utf-8"), params, messages,
         templates, observers, package.__name__,

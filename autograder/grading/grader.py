@@ -145,6 +145,7 @@ class Grader:
         inspect: Inspect | None = None,
     ) -> TaskResult:
         """One task's result; `inspect` looks further while the task's worker is still open."""
+        started = time.monotonic()
         graders = graders or self.graders
         checks = graders.for_task(task.id)
         if self.options.public_only:
@@ -171,4 +172,4 @@ class Grader:
             if inspect is not None:
                 inspect(session, checks, results)
         output = session.close()
-        return TaskResult(task.id, max_score, results, (), output)
+        return TaskResult(task.id, max_score, results, (), output, time.monotonic() - started)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import inspect
 import re
+import time
 from typing import Any
 
 from autograder.checks import Check, CheckFailed, StudentCodeError, TaskSession, WorkerLost
@@ -165,6 +166,7 @@ def _replay_passes(check: Check, session: TaskSession, params: Any) -> bool:
 
 def run_check(check: Check, session: TaskSession, graders: Graders, task: TaskConfig) -> CheckResult:
     """Run one check; anything but a clean return is a failure with feedback."""
+    started = time.monotonic()
     key, feedback = "", ""
     try:
         if not _replay_passes(check, session, graders.params):
@@ -184,7 +186,8 @@ def run_check(check: Check, session: TaskSession, graders: Graders, task: TaskCo
         feedback = render(graders, key, {"type": type(exc).__name__, "message": str(exc)})
     score = 0.0 if key else check.points
     return CheckResult(
-        check.id, check.task, check.name, check.title, score, check.points, check.public, feedback, key
+        check.id, check.task, check.name, check.title, score, check.points, check.public, feedback, key,
+        time.monotonic() - started,
     )
 
 

@@ -19,6 +19,7 @@ class CheckResult:
     public: bool
     feedback: str = ""
     message_key: str = ""  # catalogue key of the failure: what the class report counts
+    seconds: float = field(default=0.0, compare=False)  # wall time of the check (JUnit's testcase time)
 
     @property
     def passed(self) -> bool:
@@ -34,6 +35,7 @@ class TaskResult:
     checks: tuple[CheckResult, ...]
     notes: tuple[str, ...] = ()
     output: str = ""
+    seconds: float = field(default=0.0, compare=False)  # wall time of the task: import and every check
 
     @property
     def score(self) -> float:
@@ -90,7 +92,7 @@ def result_from_dict(data: dict) -> SubmissionResult:  # type: ignore[type-arg]
     tasks = tuple(
         TaskResult(
             t["task"], t["max_score"], tuple(CheckResult(**c) for c in t["checks"]),
-            tuple(t.get("notes", ())), t.get("output", ""),
+            tuple(t.get("notes", ())), t.get("output", ""), float(t.get("seconds", 0.0)),
         )
         for t in data["tasks"]
     )

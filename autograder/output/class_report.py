@@ -17,6 +17,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from autograder import __version__
 from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult
+from autograder.output.pages import REPORT_UI, font_css, font_family, inline_code, reason_text
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 
@@ -24,7 +25,10 @@ TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 @lru_cache(maxsize=1)
 def templates() -> Environment:
     """The kit's page templates, compiled once per process (compiling one costs ~50 ms)."""
-    return Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
+    env.filters["code"] = inline_code
+    env.filters["why"] = reason_text
+    return env
 ENGINE_KEYS = "engine."
 TAMPERED = "engine.tampered"  # never an ordinary mistake: listed for academic-integrity review
 EXAMPLES_SHOWN = 5
@@ -140,6 +144,8 @@ class ClassSummary:
     swaps: tuple[SwapRow, ...] = ()
     late: tuple[LateRow, ...] = ()
     review: tuple[ReviewRow, ...] = ()
+    ui: dict[str, str] = field(default_factory=dict, hash=False)  # the page's labels, in `lang`
+    lang: str = "en"
 
     @property
     def mean(self) -> float:
@@ -250,7 +256,7 @@ def exam_rows(results: list[SubmissionResult], assignment: Assignment) -> ExamRo
 
 def summarize(
     results: list[SubmissionResult], assignment: Assignment, messages: dict[str, dict[str, str]],
-    seconds: float,
+    seconds: float, lang: str = "en",
 ) -> ClassSummary:
     results = sorted(results, key=lambda r: r.student)
     task_ids = [t.id for t in assignment.tasks]
@@ -311,6 +317,8 @@ def summarize(
         misconceptions=misconceptions,
         ungraded=tuple(ungraded),
         review=tuple(sorted(review, key=lambda r: (not r.tampered, r.student, r.task))),
+        ui={**REPORT_UI, **messages.get("ui", {})},
+        lang=lang,
         seconds=seconds,
         exam=assignment.exam is not None or any(r.exam for r in results),
         variants=exam.variants,
@@ -355,8 +363,9 @@ def render_html(summary: ClassSummary) -> str:
                 for t in task_ids]
     tasks_chart = _svg_bars(task_pct, task_ids, 100.0, unit="%")
     return env.get_template("report.html.j2").render(
-        s=summary, histogram=histogram, tasks_chart=tasks_chart, examples_shown=EXAMPLES_SHOWN,
-        version=__version__,
+        s=summary, ui={**REPORT_UI, **summary.ui}, histogram=histogram, tasks_chart=tasks_chart,
+        examples_shown=EXAMPLES_SHOWN, version=__version__, font_css=font_css(summary.lang),
+        font_family=font_family(summary.lang),
     )
 
 

@@ -11,8 +11,9 @@ from typing import Any
 from autograder import __version__
 from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult
-from autograder.output import class_report
+from autograder.output import class_report, pages
 from autograder.output.gradebook import Gradebook
+from autograder.output.spreadsheet import safe_cell
 from autograder.submissions.students import safe_name
 
 VISIBLE, HIDDEN = "visible", "after_published"
@@ -22,6 +23,8 @@ ENGLISH_UI = {
     "feedback_title": "Feedback for {student}", "score": "Score", "next_step": "Next step",
     "next_step_text": "Fix the first failed check, then run `autograder check` again.",
     "all_passed": "Every check passed.", "your_output": "Output of your code", "notes": "Notes",
+    "task": "Task", "lesson": "Lesson", "shared_cause": "Every check of this task failed for this one reason",
+    "see_above": "the reason is shown above",
 }
 
 
@@ -100,14 +103,15 @@ def feedback_markdown(result: SubmissionResult, assignment: Assignment) -> str:
 
 
 def feedback_html(result: SubmissionResult, assignment: Assignment, messages: Messages, lang: str) -> str:
-    """A self-contained page (no network needed) with every check and its feedback."""
+    """A self-contained page (no network, its own Bengali font when in Bangla) with every check."""
     ui = {**ENGLISH_UI, **messages.get("ui", {})}
     env = class_report.templates()
     notes = (result.problem,) + result.notes if result.problem else result.notes
     shown = dataclasses.replace(result, notes=notes)
-    labels = {ui["observed"], ui["expected"], ui["idea"], ui["failing_input"]}
     return env.get_template("feedback.html.j2").render(
-        r=shown, title=assignment.title, ui=ui, labels=labels, lang=lang, version=__version__
+        r=shown, title=assignment.title, ui=ui, lang=lang, version=__version__,
+        tasks=pages.task_views(shown, ui, messages.get("titles", {})),
+        font_css=pages.font_css(lang), font_family=pages.font_family(lang),
     )
 
 
@@ -141,7 +145,7 @@ def grades_rows(results: list[SubmissionResult], assignment: Assignment) -> list
     rows = [header]
     for result in sorted(results, key=lambda r: r.student):
         by_task = {t.task: t.score for t in result.tasks}
-        row = [result.student, *[f"{by_task.get(t.id, 0.0):g}" for t in assignment.tasks],
+        row = [safe_cell(result.student), *[f"{by_task.get(t.id, 0.0):g}" for t in assignment.tasks],
                f"{result.score:g}", f"{result.max_score:g}"]
         if exam:
             row[1:1] = [str(result.exam.get("variant", "")), str(result.exam.get("submitted_at") or "")]
@@ -152,11 +156,12 @@ def grades_rows(results: list[SubmissionResult], assignment: Assignment) -> list
 
 
 def write_class(
-    out: Path, book: Gradebook, assignment: Assignment, seconds: float, messages: Messages | None = None
+    out: Path, book: Gradebook, assignment: Assignment, seconds: float, messages: Messages | None = None,
+    lang: str = "en",
 ) -> None:
     """grades.csv and report.html for every student the gradebook holds (this run and earlier ones)."""
     results = book.current(assignment.id)
     with (out / "grades.csv").open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows(grades_rows(results, assignment))
-    summary = class_report.summarize(results, assignment, messages or {}, seconds)
+    summary = class_report.summarize(results, assignment, messages or {}, seconds, lang)
     class_report.write_report(out, summary)

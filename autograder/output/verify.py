@@ -18,6 +18,7 @@ from autograder.grading.results import result_from_dict
 from autograder.output import signing
 from autograder.output.gradebook import Gradebook, find_gradebook
 from autograder.output.reports import PROVENANCE_COLUMNS
+from autograder.output.spreadsheet import original_cell
 from autograder.submissions.students import safe_name
 
 NOT_TASKS = {"student", "variant", "submitted_at", "late_penalty", "total", "max", *PROVENANCE_COLUMNS}
@@ -128,7 +129,7 @@ def _results_json(key: bytes, path: Path) -> list[Problem]:
 
 def _grades_row(key: bytes, place: str, row: dict[str, str],
                 assignments: dict[str, set[str]]) -> list[Problem]:
-    student = row.get("student", "")
+    student = original_cell(row.get("student", ""))  # grades.csv makes formula-like ids inert
     tasks = {k: _float(v) or 0.0 for k, v in row.items() if k not in NOT_TASKS and k is not None}
     candidates = sorted(assignments.get(student, set())) or [""]
     found = None

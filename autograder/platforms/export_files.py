@@ -43,6 +43,12 @@ class ExportError(AutograderError):
     """An export could not be written: a roster or an option is wrong; the message says which."""
 
 
+class ExportIncomplete(ExportError):
+    """The file was written but leaves students out: the message says who; the exit code says so."""
+
+    exit_code = 4
+
+
 @dataclass(frozen=True)
 class ExportReport:
     """What an export wrote, and who was left out (never silently)."""

@@ -31,6 +31,7 @@ import os
 import shutil
 import sys
 import time
+import tomllib
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,14 +72,39 @@ apt-get update
 apt-get install -y --no-install-recommends python3 python3-pip python3.11 python3.11-venv \\
     bubblewrap util-linux ca-certificates
 python3.11 -m venv /autograder/venv
-# The kit and its pinned dependencies from pyproject.toml, torch==2.13.0 included. Gradescope's image
-# has no local torch wheel, so pip downloads it from the package index configured on the image.
-# For the much smaller CPU-only build of torch, install torch==2.13.0 first from PyTorch's CPU wheel
-# index (pip's --index-url option), then run the line below.
+# torch's CPU-only build first, from PyTorch's CPU wheel index: about 0.2 GB, where the default
+# index's build for Linux is the CUDA one with its nvidia wheels (about 3 GB) and Gradescope has no
+# GPU. Its version {torch_cpu} satisfies the kit's pin torch=={torch} (a local version label), so
+# the line after it keeps this torch and installs the kit's other pinned dependencies.
+/autograder/venv/bin/pip install --no-cache-dir --index-url {cpu_index} "torch=={torch_cpu}"
 /autograder/venv/bin/pip install --no-cache-dir -e /autograder/source
 /autograder/venv/bin/python -c "import torch, autograder; print('torch', torch.__version__)"
 chmod 0755 /autograder/source/run_autograder
 """
+
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# What Gradescope shows students while hidden checks wait for publishing (its specs.md: "If test
+# cases are hidden, students will not be able to see their total score").
+HIDDEN_TOTAL_NOTE = {
+    "after_published": "students see neither the hidden checks nor their total score until you publish "
+                       "the grades (Review Grades > Publish)",
+    "after_due_date": "students see neither the hidden checks nor their total score until after the due "
+                      "date (the late due date, if late submissions are allowed)",
+    "hidden": "students never see the hidden checks, nor their total score",
+    "visible": "students see every check and their total score at once",
+}
+
+
+def torch_pin(kit_root: Path) -> str:
+    """The torch version pinned in the kit's pyproject.toml (`torch==X.Y.Z`)."""
+    path = kit_root / "pyproject.toml"
+    deps = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {}).get("dependencies", [])
+    for dep in deps:
+        name, sep, version = str(dep).partition("==")
+        if name.strip() == "torch" and sep:
+            return version.strip()
+    raise ConfigError(f"{path}: no exact torch pin (torch==X.Y.Z) in [project] dependencies")
+
 
 RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
@@ -153,7 +179,9 @@ def build_gradescope_zip(
         "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     out.parent.mkdir(parents=True, exist_ok=True)
-    setup = SETUP_SH.format(version=__version__, assignment=assignment.id)
+    torch = torch_pin(kit_root)
+    setup = SETUP_SH.format(version=__version__, assignment=assignment.id, torch=torch,
+                            torch_cpu=f"{torch}+cpu", cpu_index=TORCH_CPU_INDEX)
     files = {
         "setup.sh": setup.encode(),
         "run_autograder": RUN_AUTOGRADER.encode(),

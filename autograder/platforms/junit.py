@@ -1,4 +1,4 @@
-"""JUnit XML: one file per student, a testsuite per task and a testcase per check, points as properties."""
+"""JUnit XML: one file per student, a testsuite per task, a testcase per check, points as suite properties."""
 
 from __future__ import annotations
 
@@ -20,27 +20,54 @@ def _xml_text(text: str) -> str:
     return _XML_INVALID.sub("?", text)
 
 
+# Why a check is an <error> and not a <failure>: the grader could not judge it at all (the file
+# did not import, the sandbox stopped it, the grader itself broke), as JUnit keeps `error` for a
+# test that did not run to its assertion. A wrong answer, a stub or an exception the student's
+# function raised on the grader's input is a judged check: a <failure>.
+_ERROR_KINDS = frozenset({
+    "import_error", "missing_file", "time_limit", "cpu_limit", "exited", "crashed", "killed",
+    "answer_too_large", "protocol", "grader_error",
+})
+
+
+def is_error(message_key: str) -> bool:
+    """True when the check could not be judged (import error, time limit...): JUnit's `<error>`."""
+    return message_key.rpartition(".")[2] in _ERROR_KINDS
+
+
 def _props(parent: ET.Element, values: dict[str, str]) -> None:
     props = ET.SubElement(parent, "properties")
     for name, value in values.items():
         ET.SubElement(props, "property", name=name, value=_xml_text(value))
 
 
+def _seconds(value: float) -> str:
+    return f"{max(0.0, value):.3f}"
+
+
 def junit_tree(result: SubmissionResult, timestamp: str | None = None) -> ET.ElementTree:
-    """`<testsuites>` with one `<testsuite>` per task and one `<testcase>` per check."""
+    """`<testsuites>` with one `<testsuite>` per task and one `<testcase>` per check.
+
+    Valid against Jenkins' junit-10.xsd and the junit-4.xsd family: properties only on the
+    testsuite (each check's points as `<check_id>.points` there), in the order junit-4 requires
+    (properties, testcases, system-out)."""
     stamp = (timestamp or now_utc()).removesuffix("+00:00")  # junit-4.xsd: dateTime without zone
     checks = [c for t in result.tasks for c in t.checks]
-    failures = sum(not c.passed for c in checks)
+    errors = sum(not c.passed and is_error(c.message_key) for c in checks)
+    failures = sum(not c.passed for c in checks) - errors
     root = ET.Element("testsuites", name=_xml_text(f"{result.assignment}: {result.student}"),
-                      tests=str(len(checks)), failures=str(failures), errors="0",
-                      time=f"{result.execution_time:.3f}")
+                      tests=str(len(checks)), failures=str(failures), errors=str(errors),
+                      time=_seconds(result.execution_time))
     for task in result.tasks:
+        task_errors = sum(not c.passed and is_error(c.message_key) for c in task.checks)
         suite = ET.SubElement(
             root, "testsuite", name=_xml_text(f"{result.assignment}.{task.task}"),
-            tests=str(len(task.checks)), failures=str(sum(not c.passed for c in task.checks)),
-            errors="0", skipped="0", time="0", timestamp=stamp,
+            tests=str(len(task.checks)),
+            failures=str(sum(not c.passed for c in task.checks) - task_errors),
+            errors=str(task_errors), skipped="0",
+            time=_seconds(task.seconds or sum(c.seconds for c in task.checks)), timestamp=stamp,
         )
-        _props(suite, {
+        values = {
             "assignment": result.assignment,
             "task": task.task,
             "student": result.student,
@@ -50,22 +77,24 @@ def junit_tree(result: SubmissionResult, timestamp: str | None = None) -> ET.Ele
             "total_max_score": f"{result.max_score:g}",
             "kit_version": __version__,
             "exported_at": stamp,
-        })
+        }
+        for check in task.checks:
+            values |= {
+                f"{check.check_id}.points": f"{check.score:g}",
+                f"{check.check_id}.max_points": f"{check.max_score:g}",
+                f"{check.check_id}.visibility": "public" if check.public else "hidden",
+            }
+        _props(suite, values)
         for check in task.checks:
             case = ET.SubElement(suite, "testcase", classname=_xml_text(f"{result.assignment}.{task.task}"),
-                                 name=_xml_text(check.title), time="0")
-            _props(case, {
-                "points": f"{check.score:g}",
-                "max_points": f"{check.max_score:g}",
-                "check_id": check.check_id,
-                "visibility": "public" if check.public else "hidden",
-            })
+                                 name=_xml_text(check.title), time=_seconds(check.seconds))
             if not check.passed:
                 first = next((ln.strip() for ln in check.feedback.splitlines() if ln.strip()), "")
                 message = first[:200] or f"{check.score:g}/{check.max_score:g} points"
-                failure = ET.SubElement(case, "failure", message=_xml_text(message),
+                kind = "error" if is_error(check.message_key) else "failure"
+                element = ET.SubElement(case, kind, message=_xml_text(message),
                                         type=_xml_text(check.message_key or "failed"))
-                failure.text = _xml_text(check.feedback)
+                element.text = _xml_text(check.feedback)
         notes = [*filter(None, [not_graded_reason(result)]), *result.notes, *task.notes]
         if notes or task.output:
             out = ET.SubElement(suite, "system-out")

@@ -1,4 +1,11 @@
-"""Moodle: the CSV its Grades > Import > CSV file maps: identifier, grade and feedback columns."""
+"""Moodle: the CSV its Grades > Import > CSV file maps by itself: identifier, grade and feedback."""
+
+# Column names, from Moodle's mapping form (grade/import/grade_import_form.php): the identifier
+# column is preselected when its header equals the name of a user field as Moodle shows it
+# (`Email address`, `Username`, `ID number`); a column `<grade item> (Real)` is preselected as that
+# grade item and `<grade item> (Feedback)` as its feedback, where <grade item> is the item's name
+# as the gradebook shows it (`Assignment: Lab 1` for an activity, the bare name for a manual item).
+# These are the words of an English Moodle; a site in another language uses its own.
 
 from __future__ import annotations
 
@@ -7,7 +14,9 @@ from pathlib import Path
 
 from autograder import __version__
 from autograder.config import Assignment
+from autograder.grading.course import ENGINE_MESSAGES, load_messages
 from autograder.grading.results import SubmissionResult
+from autograder.output.spreadsheet import formula_like, safe_cell
 from autograder.platforms.export_files import (
     ExportError,
     ExportReport,
@@ -22,18 +31,56 @@ from autograder.platforms.rosters import read_moodle_roster
 from autograder.submissions.students import student_key
 
 MOODLE_ID_COLUMNS = {"email": "Email address", "username": "Username", "idnumber": "ID number"}
+MOODLE_MAP_TO = {"email": "useremail", "username": "username", "idnumber": "useridnumber"}
 MOODLE_MAX_GRADE = 100.0  # larger values are refused unless the site sets $CFG->unlimitedgrades
+ENGLISH_EXPORT = {
+    "feedback": "{title}: {score}/{max}. {tasks}.",
+    "not_graded": "Not graded: {problem}.",
+    "graded_by": "(torch-autograder {version}, exported {time})",
+}
 
 
-def moodle_feedback(result: SubmissionResult, assignment: Assignment, exported_at: str) -> str:
+def moodle_columns(grade_item: str) -> tuple[str, str]:
+    """The grade and feedback headers Moodle maps to `grade_item` by itself."""
+    return f"{grade_item} (Real)", f"{grade_item} (Feedback)"
+
+
+def export_texts(lang: str) -> dict[str, str]:
+    """The export's feedback sentences in `lang` (the engine catalogue's [export] table)."""
+    return {**ENGLISH_EXPORT, **load_messages([ENGINE_MESSAGES], lang).get("export", {})}
+
+
+def moodle_feedback(result: SubmissionResult, assignment: Assignment, exported_at: str,
+                    texts: dict[str, str] | None = None) -> str:
     """One line per student: the total, the score of each task, and who graded when."""
+    texts = texts or ENGLISH_EXPORT
     tasks = "; ".join(f"{t.task} {t.score:g}/{t.max_score:g}" for t in result.tasks)
     problem = not_graded_reason(result)
-    return (
-        f"{assignment.title}: {result.score:g}/{result.max_score:g}. {tasks}. "
-        + (f"Not graded: {problem}. " if problem else "")
-        + f"(torch-autograder {__version__}, exported {exported_at})"
-    )
+    parts = [texts["feedback"].format(title=assignment.title, score=f"{result.score:g}",
+                                      max=f"{result.max_score:g}", tasks=tasks)]
+    if problem:
+        parts.append(texts["not_graded"].format(problem=problem))
+    parts.append(texts["graded_by"].format(version=__version__, time=exported_at))
+    return " ".join(parts)
+
+
+def _no_rows(checked: list[SubmissionResult], id_column: str, roster: Path | None) -> ExportError:
+    """Why nothing could be written, and what to pass instead."""
+    if not checked:
+        return ExportError("no graded submissions to export")
+    some = ", ".join(r.student for r in checked[:3])
+    if roster is not None:
+        return ExportError(
+            f"none of the {len(checked)} graded students ({some}, ...) has a {id_column} on roster "
+            f"{roster}: fill its {id_column} column (the header is student,email,username,idnumber)"
+        )
+    if id_column == "email":
+        return ExportError(
+            f"none of the {len(checked)} student ids ({some}, ...) is an email address, so Moodle could "
+            f"match nobody: pass --roster ROSTER.csv (columns student,email) or --id-column username "
+            f"if the student ids are Moodle usernames"
+        )
+    return ExportError(f"no student could be written with a Moodle {id_column}")
 
 
 def write_moodle(
@@ -44,17 +91,22 @@ def write_moodle(
     roster: Path | None = None,
     *,
     bom: bool = True,
+    grade_item: str | None = None,
+    lang: str = "en",
 ) -> ExportReport:
-    """The CSV Moodle's grade import maps: identifier, grade, feedback (grade and feedback together)."""
+    """The CSV Moodle's grade import maps by itself; refused (nothing written) if no student matches."""
     if id_column not in MOODLE_ID_COLUMNS:
         raise ExportError(f"id_column must be one of {', '.join(MOODLE_ID_COLUMNS)}, got {id_column!r}")
     checked = check_results(results, assignment)
     mapping = read_moodle_roster(roster, id_column) if roster is not None else None
     exported_at = now_utc()
-    header = [MOODLE_ID_COLUMNS[id_column], assignment.title, f"{assignment.title} (Feedback)"]
+    texts = export_texts(lang)
+    item = grade_item or assignment.title
+    header = [MOODLE_ID_COLUMNS[id_column], *moodle_columns(item)]
     rows: list[list[str]] = [header]
     unmatched: list[str] = []
     used: dict[str, str] = {}
+    formula_ids: list[str] = []
     for result in checked:
         ident = result.student if mapping is None else mapping.get(student_key(result.student), "")
         if not ident or (id_column == "email" and "@" not in ident):
@@ -66,7 +118,12 @@ def write_moodle(
                 f"{id_column} {ident!r}: fix the roster"
             )
         used[student_key(ident)] = result.student
-        rows.append([ident, format_points(result.score), moodle_feedback(result, assignment, exported_at)])
+        if formula_like(ident):
+            formula_ids.append(ident)  # kept exact: Moodle matches the user by it
+        feedback = moodle_feedback(result, assignment, exported_at, texts)
+        rows.append([ident, format_points(result.score), safe_cell(feedback)])
+    if len(rows) == 1:
+        raise _no_rows(checked, id_column, roster)
     missing = []
     if mapping is not None:
         graded = {student_key(r.student) for r in checked}
@@ -77,16 +134,24 @@ def write_moodle(
             f"the maximum score is {assignment.max_score:g}: Moodle refuses grades above "
             f"{MOODLE_MAX_GRADE:g} unless the site allows unlimited grades"
         )
+    if formula_ids:
+        notes.append(
+            f"{len(formula_ids)} Moodle {id_column}(s) begin like a spreadsheet formula and were kept "
+            f"as they are (Moodle matches by them): import the file, do not open it in a spreadsheet: "
+            + ", ".join(formula_ids)
+        )
     how = f"{id_column} (roster {roster})" if roster is not None else f"{id_column} (student id as is)"
     data = write_csv(out, rows, bom)
     meta = write_meta(out, data, {
         "format": "moodle-grade-import-csv",
         "assignment": assignment.id,
         "title": assignment.title,
+        "grade_item": item,
         "max_score": assignment.max_score,
         "id_column": id_column,
-        "map": {header[0]: f"user{id_column}" if id_column != "username" else "username",
-                header[1]: "<the grade item> (or new)", header[2]: "feedback_<the same grade item>"},
+        "lang": lang,
+        "map": {header[0]: MOODLE_MAP_TO[id_column], header[1]: f"the grade item {item!r} (or new)",
+                header[2]: f"feedback for {item!r}"},
         "roster": str(roster) if roster is not None else None,
         "students": len(rows) - 1,
         "unmatched_submissions": unmatched,

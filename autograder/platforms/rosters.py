@@ -66,7 +66,28 @@ class CanvasStudent:
     def label(self, match_by: str) -> str:
         return f"{self.name} ({self.value(match_by) or 'no ' + CANVAS_MATCH[match_by]})"
 
+    @property
+    def is_test_student(self) -> bool:
+        """Canvas' own "Test Student" (Student View): on every roster, never a real student."""
+        return self.name.strip() in CANVAS_TEST_STUDENT and not (self.sis_user_id or self.sis_login_id)
 
+
+@dataclass(frozen=True)
+class CanvasColumn:
+    """An assignment column of a Canvas gradebook export: `<title> (<id>)` and its Points Possible."""
+
+    header: str
+    title: str
+    canvas_id: str
+    points: str  # as the Points Possible row has it ("10.00"), "" if the roster has no such row
+
+
+CANVAS_TEST_STUDENT = ("Student, Test", "Test Student")
+# Assignment.title_and_id in Canvas: what its importer matches a column to an assignment by.
+_TITLE_AND_ID = re.compile(r"\A(.*)\s\((\d+)\)\Z")
+# Columns Canvas' importer ignores (totals), as GradebookImporter lists them.
+_TOTALS = re.compile(r"Current Score|Current Points|Current Grade|Final Score|Final Points|Final Grade"
+                     r"|Override Score|Override Grade|Override Status")
 _SKIP_ROW = re.compile(r"^\s*(Muted|Manual Posting.*)?\s*$", re.IGNORECASE)
 
 
@@ -103,6 +124,21 @@ def read_canvas_roster(path: Path, match_by: str = "sis_login_id") -> list[Canva
         students.append(CanvasStudent(name_of(row), values.get("ID", ""), values.get("SIS User ID", ""),
                                       values.get("SIS Login ID", ""), values.get("Section", "")))
     return students
+
+
+def read_canvas_columns(path: Path) -> dict[str, CanvasColumn]:
+    """Canvas assignment id -> its column in a Canvas gradebook export (header and Points Possible)."""
+    rows = _read_table(path, "Canvas roster")
+    header = [h.strip() for h in rows[0]]
+    points_row = next((row for row in rows[1:] if "Points Possible" in _cell(row, 0)), [])
+    columns: dict[str, CanvasColumn] = {}
+    for i, name in enumerate(header):
+        match = _TITLE_AND_ID.match(name)
+        if match is None or name in CANVAS_HEADER or _TOTALS.search(name):
+            continue
+        columns[match.group(2)] = CanvasColumn(name, match.group(1), match.group(2),
+                                               _cell(points_row, i).strip())
+    return columns
 
 
 # -- Moodle -----------------------------------------------------------------------------------

@@ -69,6 +69,12 @@ def test_source_notebook_is_valid_nbformat_v4_with_schema_3_metadata(source_nb, 
     assert _nbg(given)["locked"] and not _nbg(given)["grade"] and "def make_toy" in given.source
 
 
+def test_header_says_nbgrader_scores_each_task_all_or_nothing(source_nb):
+    intro = nbformat.read(source_nb, as_version=4).cells[0]
+    assert intro.cell_type == "markdown"
+    assert "all of its points or none" in intro.source and "partial credit" in intro.source
+
+
 def test_source_notebook_cells_are_in_task_order_with_titles(source_nb, kit):
     nb = json.loads(source_nb.read_text(encoding="utf-8"))
     kinds = [c["cell_type"] for c in nb["cells"]]

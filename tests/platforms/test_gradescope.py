@@ -35,7 +35,15 @@ def zip_path(tmp_path_factory) -> Path:
     run = CliRunner().invoke(gradescope, ["build", "--out", str(out), "--kit", str(ROOT),
                                           "--hidden-visibility", "after_due_date"])
     assert run.exit_code == 0, run.output
+    assert "until after the due date" in run.output and "total score" in run.output
     return out
+
+
+def test_build_says_hidden_checks_after_published_hide_the_total(tmp_path):
+    run = CliRunner().invoke(gradescope, ["build", "--out", str(tmp_path / "a.zip"), "--kit", str(ROOT)])
+    assert run.exit_code == 0, run.output
+    assert "hidden checks after_published" in run.output
+    assert "neither the hidden checks nor their total score until you publish" in run.output
 
 
 @pytest.fixture
@@ -109,7 +117,13 @@ def test_zip_layout(zip_path):
     assert runner.startswith("#!/usr/bin/env bash") and "python" in runner and "results.json" in runner
     assert setup.startswith("#!/usr/bin/env bash") and "bubblewrap" in setup
     assert "pip install --no-cache-dir -e /autograder/source" in setup and "python3.11" in setup
-    assert "://" not in setup + runner  # no host names
+    # The only host named: PyTorch's CPU wheel index, for torch's CPU build (not the 3 GB CUDA one).
+    assert "://" not in runner and setup.count("://") == 1
+    assert 'pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu "torch==2.13.0+cpu"' \
+        in setup
+    cpu_line = next(i for i, line in enumerate(setup.splitlines()) if "whl/cpu" in line)
+    kit_line = next(i for i, line in enumerate(setup.splitlines()) if "-e /autograder/source" in line)
+    assert cpu_line < kit_line  # torch first, so the kit's torch==2.13.0 pin finds it installed
     assert config["assignment"] == "nn_module" and config["hidden_visibility"] == "after_due_date"
     assert config["kit_version"] == autograder.__version__ and config["built_at"]
 

@@ -51,9 +51,9 @@ def test_the_names_differ_between_nfc_and_nfd():
 @pytest.mark.parametrize(("roster_form", "submission_form"), SPELLINGS)
 def test_canvas_matches_the_roster_row(tmp_path, roster_form, submission_form):
     roster = write_rows(tmp_path / "canvas.csv", [
-        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"],
-        ["    Points Possible", "", "", "", ""],
-        *[[f"Student {i}", str(100 + i), f"S{i}", roster_form(n), "A"] for i, n in enumerate(NAMES)],
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab (7)"],
+        ["    Points Possible", "", "", "", "", f"{ASSIGNMENT.max_score:.2f}"],
+        *[[f"Student {i}", str(100 + i), f"S{i}", roster_form(n), "A", ""] for i, n in enumerate(NAMES)],
     ])
     results = [make_result(ASSIGNMENT, submission_form(n)) for n in NAMES]
     report = write_canvas(results, ASSIGNMENT, roster, tmp_path / "out.csv", "sis_login_id", "7")

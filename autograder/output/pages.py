@@ -1,0 +1,139 @@
+"""What the HTML pages show of a result: code spans as code, a shared cause once, words not codes."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+
+from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
+
+FONTS = Path(__file__).resolve().parents[1] / "fonts"
+# Noto Sans Bengali (SIL OFL 1.1, fonts/OFL.txt), the Bengali subset that @fontsource/noto-sans-bengali
+# 5.3.0 publishes on npm: 44 KB of woff2, embedded in Bangla pages only, so a page draws its
+# Bangla on a machine without any Bengali font (the students' lab machines, this one).
+BENGALI_WOFF2 = FONTS / "noto-sans-bengali-bengali-400-normal.woff2"
+BENGALI_FAMILY = "Kit Noto Sans Bengali"
+BENGALI_RANGE = ("U+0951-0952,U+0964-0965,U+0980-09FE,U+1CD0,U+1CD2,U+1CD5-1CD6,U+1CD8,U+1CE1,"
+                 "U+1CEA,U+1CED,U+1CF2,U+1CF5-1CF7,U+200C-200D,U+20B9,U+25CC,U+A8F1")
+# Only code spans: feedback quotes student output, where `*args` or `<b>` must stay as written.
+_CODE_ONLY = MarkdownIt("zero").enable("backticks")
+
+
+def inline_code(text: str) -> Markup:
+    """`text` as HTML: escaped, with Markdown code spans (`like this`) as <code>."""
+    return Markup(_CODE_ONLY.renderInline(text))
+
+
+@lru_cache(maxsize=1)
+def _font_data() -> str:
+    return base64.b64encode(BENGALI_WOFF2.read_bytes()).decode("ascii")
+
+
+def font_css(lang: str) -> Markup:
+    """The @font-face rule that embeds the Bengali webfont, for a Bangla page; nothing otherwise."""
+    if lang != "bn":
+        return Markup("")
+    return Markup(
+        f'@font-face {{ font-family: "{BENGALI_FAMILY}"; font-style: normal; font-weight: 100 900; '
+        f'font-display: block; src: url(data:font/woff2;base64,{_font_data()}) format("woff2"); '
+        f"unicode-range: {BENGALI_RANGE}; }}"
+    )
+
+
+def font_family(lang: str) -> Markup:
+    """The pages' font stack: the embedded Bengali font first on Bangla pages (its unicode-range
+    leaves every other letter to the system's fonts)."""
+    first = f'"{BENGALI_FAMILY}", ' if lang == "bn" else ""
+    return Markup(f'{first}system-ui, "Noto Sans Bengali", sans-serif')
+
+
+# The class report's labels in English: the engine catalogue's [ui] gives them in the page's language.
+REPORT_UI = {
+    "report_title": "Class report", "students": "Students", "student": "Student", "mean": "Mean",
+    "median": "Median", "batch_time": "Batch time", "score_distribution": "Score distribution",
+    "tasks": "Tasks", "task": "Task", "points": "Points", "full_marks": "Full marks",
+    "misconceptions": "Most common misconceptions", "misconception": "Misconception",
+    "lesson_idea": "The lesson idea", "for_example": "For example", "hardest_checks": "Checks, hardest first",
+    "check": "Check", "what_it_proves": "What it proves", "passed": "passed", "rate": "Rate",
+    "not_graded": "Could not be graded (fully)", "why": "Why", "whole_submission": "(whole submission)",
+    "results_per_variant": "Results per variant",
+    "swapped_variants": "Suspected swapped variants",
+    "late_submissions": "Late and undated submissions",
+    "integrity_review": "For academic-integrity review",
+    "no_misconception": "No misconception was seen.",
+    "every_ran": "Every submission ran.",
+    "nothing_to_review": "Nothing to review.",
+    "on_time": "Every submission came in on time.",
+    "no_swaps": "No submission implements another student's numbers.",
+    "no_variant": "No graded submission has a variant.",
+}
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of feedback: its bold label ("" for none) and its text as HTML."""
+
+    label: str
+    html: Markup
+
+
+def feedback_lines(feedback: str, ui: dict[str, str]) -> tuple[Line, ...]:
+    """The feedback's `label: text` lines; an idea that names its lesson shows the lesson's label
+    alone (not "Idea: lesson: ...")."""
+    labels = {ui["observed"], ui["expected"], ui["idea"], ui["failing_input"]}
+    lesson = ui.get("lesson", "Lesson")
+    lines = []
+    for line in feedback.splitlines():
+        label, sep, rest = line.partition(": ")
+        if not (sep and label in labels):
+            lines.append(Line("", inline_code(line)))
+            continue
+        topic, lesson_sep, after = rest.partition(": ")
+        if label == ui["idea"] and lesson_sep and topic.casefold() == lesson.casefold():
+            label, rest = lesson, after
+        lines.append(Line(label, inline_code(rest)))
+    return tuple(lines)
+
+
+@dataclass(frozen=True)
+class CheckView:
+    check: CheckResult
+    lines: tuple[Line, ...]  # empty when the task's shared cause says it
+
+
+@dataclass(frozen=True)
+class TaskView:
+    task: TaskResult
+    title: str  # from the catalogue's [titles], "" if it has none
+    cause: tuple[Line, ...]  # the one reason every check failed for (import error, time limit...)
+    checks: tuple[CheckView, ...]
+
+
+def shared_cause(task: TaskResult) -> str:
+    """The feedback every check of `task` failed with, when they all failed for one reason."""
+    checks = task.checks
+    if len(checks) < 2 or any(c.passed for c in checks):
+        return ""
+    first = checks[0]
+    same = all(c.feedback == first.feedback and c.message_key == first.message_key for c in checks)
+    return first.feedback if same and first.feedback else ""
+
+
+def task_views(result: SubmissionResult, ui: dict[str, str], titles: dict[str, str]) -> tuple[TaskView, ...]:
+    """Every task as the feedback page shows it."""
+    views = []
+    for task in result.tasks:
+        cause = shared_cause(task)
+        checks = tuple(CheckView(c, () if cause else feedback_lines(c.feedback, ui)) for c in task.checks)
+        views.append(TaskView(task, titles.get(task.task, ""), feedback_lines(cause, ui), checks))
+    return tuple(views)
+
+
+def reason_text(reason: str, ui: dict[str, str]) -> str:
+    """An engine reason (`import_error`) in words, in the page's language."""
+    return ui.get(f"why_{reason}", reason.replace("_", " "))

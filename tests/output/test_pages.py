@@ -1,0 +1,186 @@
+"""The pages read well: code as code, a shared cause once, words for reasons, Bangla in Bangla with
+its own font (drawn by it in headless Chromium on a machine without any Bengali font)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import websocket
+from conftest import make_result
+
+from autograder.config import Assignment, Kit
+from autograder.grading.course import ENGINE_MESSAGES, load_graders, load_messages
+from autograder.grading.results import SubmissionResult
+from autograder.output import reports
+from autograder.output.class_report import render_html, summarize
+from autograder.output.pages import BENGALI_FAMILY, inline_code
+
+IMPORT_ERROR = ("Observed: `delivery.py` could not be imported: SyntaxError: invalid syntax (at line 3)\n"
+                "Expected: the file imports cleanly (python -c 'import delivery')\n"
+                "Idea: Run the file yourself first; every check of this task needs it to import.")
+
+
+@pytest.fixture(scope="module")
+def assignment(kit: Kit) -> Assignment:
+    return kit.assignment("nn_module")
+
+
+def messages(assignment: Assignment, lang: str) -> dict[str, dict[str, str]]:
+    return load_messages([ENGINE_MESSAGES, assignment.graders / "messages"], lang)
+
+
+def broken(assignment: Assignment) -> SubmissionResult:
+    """delivery does not import (every check fails with one feedback); tinynet misses an idea."""
+    result = make_result(assignment, "rahim", {"tinynet": 5})
+    tasks = []
+    for task in result.tasks:
+        checks = task.checks
+        if task.task == "delivery":
+            checks = tuple(dataclasses.replace(c, score=0.0, feedback=IMPORT_ERROR,
+                                               message_key="engine.import_error") for c in checks)
+        if task.task == "tinynet":
+            idea = "Idea: lesson: registration and __setattr__. Call `super().__init__()` first <b>."
+            checks = (checks[0], dataclasses.replace(checks[1], feedback=f"Observed: x\n{idea}"))
+        tasks.append(dataclasses.replace(task, checks=checks))
+    return dataclasses.replace(result, tasks=tuple(tasks))
+
+
+def test_code_spans_are_code_and_html_stays_text():
+    assert inline_code("`delivery.py` has <b> and *args") == \
+        "<code>delivery.py</code> has &lt;b&gt; and *args"
+
+
+def test_feedback_page_code_shared_cause_once_and_one_lesson_label(assignment):
+    page = reports.feedback_html(broken(assignment), assignment, messages(assignment, "en"), "en")
+    assert "`delivery.py`" not in page and "<code>delivery.py</code> could not be imported" in page
+    assert page.count("could not be imported") == 1  # once for the task, not on each of its checks
+    assert page.count("the reason is shown above") == 2  # delivery's two checks point to it
+    assert "Every check of this task failed for this one reason" in page
+    assert "<b>Lesson:</b> registration and __setattr__. Call <code>super().__init__()</code>" in page
+    assert "lesson: registration" not in page and "&lt;b&gt;" in page
+    assert "@font-face" not in page  # an English page needs no Bengali font
+
+
+def test_class_report_says_why_in_words(assignment):
+    results = [broken(assignment), make_result(assignment, "ada")]
+    html = render_html(summarize(results, assignment, messages(assignment, "en"), 1.0))
+    why = html[html.index('id="ungraded"'):]
+    why = why[:why.index("</table>")]
+    assert "the file could not be imported" in why and "import_error" not in why
+
+
+def test_check_titles_come_from_the_catalogue_in_both_languages(assignment):
+    for lang in ("en", "bn"):
+        graders = load_graders(assignment, lang=lang)
+        titles = messages(assignment, lang)["titles"]
+        checks = [c for found in graders.checks.values() for c in found]
+        assert checks and all(c.id in titles for c in checks)
+        plain = [c for c in checks if "{" not in titles[c.id]]
+        assert plain and all(c.title == titles[c.id] for c in plain), lang
+    bn = load_graders(assignment, lang="bn").checks["tinynet"][0].title
+    assert bn.startswith("TinyNet একটি nn.Module")
+
+
+def test_bangla_pages_carry_bangla_headings_titles_and_their_font(assignment):
+    bn = messages(assignment, "bn")
+    result = broken(assignment)
+    page = reports.feedback_html(result, assignment, bn, "bn")
+    assert f"{bn['ui']['task']} <code>tinynet</code>: " in page
+    assert bn["titles"]["tinynet"] in page
+    assert "data:font/woff2;base64," in page and BENGALI_FAMILY in page
+    report = render_html(summarize([result], assignment, bn, 1.0, "bn"))
+    for label in ("report_title", "score_distribution", "tasks", "misconceptions", "hardest_checks",
+                  "not_graded", "integrity_review", "nothing_to_review"):
+        assert bn["ui"][label] in report, label
+    for english in ("Class report", "Score distribution", "Checks, hardest first", "Most common",
+                    "Could not be graded", "academic-integrity", "Nothing to review"):
+        assert english not in report, english
+    assert 'lang="bn"' in report and "data:font/woff2;base64," in report
+
+
+# -- in Chromium ---------------------------------------------------------------------------------
+def _devtools(page: Path, profile: Path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "Chromium is missing: run `AUTOGRADER_BROWSER=1 scripts/setup`"
+    process = subprocess.Popen(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run",
+         "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", f"--user-data-dir={profile}",
+         page.as_uri()],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    port_file = profile / "DevToolsActivePort"
+    deadline = time.monotonic() + 60
+    while not port_file.is_file() or not port_file.read_text().strip():
+        assert time.monotonic() < deadline and process.poll() is None, "Chromium did not start"
+        time.sleep(0.1)
+    port = port_file.read_text().split()[0]
+    return process, port
+
+
+class Cdp:
+    """A DevTools protocol session over one page's websocket."""
+
+    def __init__(self, url: str):
+        self.ws = websocket.create_connection(url, timeout=60)
+        self.next_id = 0
+
+    def __call__(self, method: str, **params):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            answer = json.loads(self.ws.recv())
+            if answer.get("id") == self.next_id:
+                assert "error" not in answer, answer
+                return answer["result"]
+
+
+def platform_fonts(page: Path, profile: Path, selectors: list[str]) -> dict[str, list[dict]]:
+    """CSS.getPlatformFontsForNode of the first node matching each selector, once the page's fonts
+    have loaded."""
+    process, port = _devtools(page, profile)
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as answer:
+            target = next(t for t in json.load(answer) if t["type"] == "page")
+        cdp = Cdp(target["webSocketDebuggerUrl"])
+        cdp("DOM.enable")
+        cdp("CSS.enable")
+        deadline = time.monotonic() + 60
+        ready = "location.href + ' ' + document.readyState + ' ' + document.fonts.status"
+        # The first document may still be about:blank (complete, fonts loaded): wait for the page's.
+        while cdp("Runtime.evaluate", expression=ready, returnByValue=True)["result"]["value"] != \
+                f"{page.as_uri()} complete loaded":
+            assert time.monotonic() < deadline, "the page did not finish loading"
+            time.sleep(0.1)
+        root = cdp("DOM.getDocument", depth=-1)["root"]["nodeId"]
+        fonts = {}
+        for selector in selectors:
+            node = cdp("DOM.querySelector", nodeId=root, selector=selector)["nodeId"]
+            assert node, selector
+            fonts[selector] = cdp("CSS.getPlatformFontsForNode", nodeId=node)["fonts"]
+        cdp.ws.close()
+        return fonts
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_chromium_draws_the_bangla_with_the_embedded_font(tmp_path, assignment):
+    result = broken(assignment)
+    bn_page, en_page = tmp_path / "bn.html", tmp_path / "en.html"
+    bn_page.write_text(reports.feedback_html(result, assignment, messages(assignment, "bn"), "bn"), "utf-8")
+    en_page.write_text(reports.feedback_html(result, assignment, messages(assignment, "en"), "en"), "utf-8")
+    fonts = platform_fonts(bn_page, tmp_path / "bn-profile", ["p.score", "h2 .task-title"])
+    for selector, used in fonts.items():
+        custom = [f for f in used if f["isCustomFont"]]
+        assert custom and all(f["familyName"] == "Noto Sans Bengali" for f in custom), (selector, used)
+        assert sum(f["glyphCount"] for f in custom) >= 3, (selector, used)  # the Bangla letters
+    english = platform_fonts(en_page, tmp_path / "en-profile", ["p.score"])["p.score"]
+    assert english and not any(f["isCustomFont"] for f in english), english  # nothing embedded
