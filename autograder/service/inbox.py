@@ -89,6 +89,7 @@ class Inbox:
         self.book = book
         self.db = book.db
         self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)  # notified whenever a row's status changes
         with self.lock, self.db:
             self.db.executescript(INBOX_SCHEMA)
 
@@ -171,6 +172,7 @@ class Inbox:
             for row_id in ids:
                 self.db.execute("UPDATE received SET status = 'grading', attempts = attempts + 1"
                                 " WHERE id = ? AND status = 'queued'", (row_id,))
+            self.changed.notify_all()
         return [r for r in (self.get(i) for i in ids) if r is not None]
 
     def copy_for_regrade(self, row: Received) -> Received:
@@ -190,12 +192,16 @@ class Inbox:
                 (result.score, result.max_score, payload, utc_now(), row_id),
             )
 
-        with self.lock:
+        with self.lock:  # every write to `received` holds it: the status read here stays true
+            row = self.db.execute("SELECT status FROM received WHERE id = ?", (row_id,)).fetchone()
+            if row is None or row[0] != "grading":
+                return  # already graded (or gone): never a second ledger row for one upload
             if record:
                 self.book.record(result, after=mark, force=True)
             else:
                 with self.db:
                     mark(self.db)
+            self.changed.notify_all()
 
     def fail(self, row_id: int, message: str, *, retry: bool) -> None:
         """A grading that could not finish: queued again (`retry`) or failed, with why."""
@@ -203,6 +209,14 @@ class Inbox:
         with self.lock, self.db:
             self.db.execute("UPDATE received SET status = ?, message = ? WHERE id = ?",
                             (status, message, row_id))
+            self.changed.notify_all()
+
+    def wait_change(self, row_id: int, seen: str, timeout: float) -> Received | None:
+        """The row once its status is no longer `seen` (or after `timeout` s): a status request
+        that waits instead of asking again and again."""
+        with self.changed:
+            self.changed.wait_for(lambda: (r := self.get(row_id)) is None or r.status != seen, timeout)
+            return self.get(row_id)
 
     def counts(self) -> dict[str, int]:
         with self.lock:

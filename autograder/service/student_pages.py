@@ -22,6 +22,8 @@ from autograder.service.lti_launch import Launch
 from autograder.service.state import ServiceState, current_launch, texts
 from autograder.submissions.files import shown
 
+LONG_POLL = 20.0  # seconds a status request waits for the status to change before it answers
+
 
 class UploadProblem(Exception):
     """An upload refused before it is stored; the message is the student's to read."""
@@ -126,6 +128,9 @@ def register(app: Flask, state: ServiceState) -> None:
         row = inbox.owned(row_id, who.assignment, who.student)
         if row is None:
             abort(404)
+        seen = request.args.get("seen", "")
+        if seen == row.status and seen in ("queued", "grading"):  # wait for news, up to LONG_POLL s
+            row = inbox.wait_change(row_id, seen, LONG_POLL) or row
         return jsonify(described(row, texts(who.lang)))
 
     @app.route("/student/submissions/<int:row_id>/feedback")
