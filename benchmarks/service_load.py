@@ -109,33 +109,31 @@ def main() -> None:
     make_batch(batch, 8)
     zips = [(folder.name + ".zip", zipped(folder)) for folder in sorted(batch.iterdir())]
     rng = random.Random(args.seed)
-    students: list[tuple[Student, str]] = []
-    for i in range(args.students):
-        who = f"student{i:02d}"
+    def session_of(who: str) -> tuple[Student, str]:
         launch = Launch(who, f"uid-{who}", who, kit.default_assignment, "en", False)
         session = Student()
         session.cookies.set_policy(Loopback())
         session.cookies.set("autograder_session", serializer.dumps({"launch": launch.as_session()}),
                             domain="127.0.0.1", path="/", secure=True)
         page = session.get(f"{url}/student").text
-        token = page.split('name="csrf-token" content="', 1)[1].split('"', 1)[0]
-        students.append((session, token))
+        return session, page.split('name="csrf-token" content="', 1)[1].split('"', 1)[0]
+
+    students = [session_of(f"student{i:02d}") for i in range(args.students)]
     plan = sorted((rng.uniform(0, args.seconds), i % args.students, zips[rng.randrange(len(zips))])
                   for i in range(args.submissions))
     latencies: list[float] = []
     problems: list[str] = []
     lock = threading.Lock()
 
-    def submit(at: float, index: int, archive: tuple[str, bytes], t0: float) -> None:
-        time.sleep(max(0.0, t0 + at - time.monotonic()))
-        session, token = students[index]
+    def one(session: Student, token: str, archive: tuple[str, bytes]) -> float | None:
+        """Upload, wait for the grade as the page does, fetch the feedback: the seconds it took."""
         begun = time.monotonic()
         answer = session.post(f"{url}/student/submissions", files=[("files", archive)],
                               headers={"X-CSRFToken": token})
         if answer.status_code != 202:
             with lock:
                 problems.append(f"upload refused {answer.status_code}: {answer.text[:120]}")
-            return
+            return None
         status = answer.json()
         status_url = status["status_url"]
         while status["status"] not in ("graded", "failed"):  # as the page does: wait for news
@@ -143,13 +141,23 @@ def main() -> None:
         if status["status"] != "graded":
             with lock:
                 problems.append(f"{status_url}: {status['status']} {status.get('message')}")
-            return
+            return None
         feedback = session.get(url + status["feedback_url"])
-        done = time.monotonic()
-        with lock:
-            if feedback.status_code != 200:
+        if feedback.status_code != 200:
+            with lock:
                 problems.append(f"{status_url}: feedback {feedback.status_code}")
-            latencies.append(done - begun)
+        return time.monotonic() - begun
+
+    # Side by side: first one submission at a time (what this machine gives right now), then the load.
+    alone_session = session_of("alone")
+    alone = [t for t in (one(*alone_session, z) for z in zips) if t is not None]
+
+    def submit(at: float, index: int, archive: tuple[str, bytes], t0: float) -> None:
+        time.sleep(max(0.0, t0 + at - time.monotonic()))
+        took = one(*students[index], archive)
+        if took is not None:
+            with lock:
+                latencies.append(took)
 
     t0 = time.monotonic()
     threads = [threading.Thread(target=submit, args=(at, i, z, t0)) for at, i, z in plan]
@@ -162,13 +170,19 @@ def main() -> None:
     state.close()
 
     db = sqlite3.connect(data / "gradebook.sqlite")
-    rows = db.execute("SELECT status, attempts, received_at, graded_at FROM received").fetchall()
-    gradings = db.execute("SELECT COUNT(*) FROM gradings").fetchone()[0]
+    rows = db.execute("SELECT status, attempts, received_at, graded_at FROM received"
+                      " WHERE student LIKE 'student%'").fetchall()
+    gradings = db.execute("SELECT COUNT(*) FROM gradings WHERE student LIKE 'student%'").fetchone()[0]
     db.close()
     server_side = [(datetime.fromisoformat(g) - datetime.fromisoformat(r)).total_seconds()
                    for s, _, r, g in rows if s == "graded" and g]
     once = (len(rows) == args.submissions and gradings == args.submissions
             and all(s == "graded" and a == 1 for s, a, _, _ in rows))
+    if alone:
+        mean = statistics.mean(alone)
+        print(f"one at a time ({len(alone)} submissions): p50 {statistics.median(alone):.2f} s, "
+              f"mean {mean:.2f} s -> the pool grades about {args.jobs / mean:.1f} a second; the load brings "
+              f"{args.submissions / args.seconds:.1f} a second")
     print(f"{args.submissions} submissions from {args.students} students over {args.seconds:g} s "
           f"(all done after {wall:.1f} s)")
     if latencies:

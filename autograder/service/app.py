@@ -140,8 +140,8 @@ def _lti_routes(app: Flask, state: ServiceState, csrf: CSRFProtect) -> None:
     def lti_login() -> Any:
         if settings.launch is None:
             raise LaunchRefused("login refused: this server has no LMS platform configured")
-        lang = lti_launch.language_of(str(request.values.get("lti1p3_locale", "")))
-        return lti_launch.login(settings.launch, url_for("lti_launch_view", _external=True), texts(lang))
+        # the login initiation carries no locale (the launch does): its cookie check speaks English
+        return lti_launch.login(settings.launch, url_for("lti_launch_view", _external=True), texts("en"))
 
     @app.route("/lti/launch", methods=["POST"])
     @csrf.exempt

@@ -45,9 +45,10 @@ def chromium(tmp_path: Path) -> Iterator[WebDriver]:
         driver.quit()
 
 
-@pytest.fixture
-def demo(kit: Kit, tmp_path: Path) -> Iterator[Served]:
-    with serving(ServiceSettings(kit, tmp_path / "data", demo=True, sandbox=sandbox_works(kit))) as served:
+@pytest.fixture(scope="module")
+def demo(kit: Kit, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    data = tmp_path_factory.mktemp("demo") / "data"
+    with serving(ServiceSettings(kit, data, demo=True, sandbox=sandbox_works(kit))) as served:
         yield served
 
 
@@ -81,3 +82,17 @@ def test_chromium_uploads_a_zip_and_reads_its_feedback(chromium: WebDriver, demo
     chromium.get(f"{demo.url}/student")  # the list of earlier submissions, with the score
     assert f"{shown:g}" in chromium.find_element(By.ID, "earlier").text
     shot(chromium, "3-earlier")
+
+
+def test_chromium_opens_the_demo_instructor_page_with_the_live_report(chromium: WebDriver, demo: Served):
+    chromium.get(f"{demo.url}/demo")
+    chromium.find_element(By.ID, "demo-instructor").click()
+    wait = WebDriverWait(chromium, 60)
+    wait.until(until.presence_of_element_located((By.ID, "regrade-all")))
+    assert "DEMO" in chromium.find_element(By.ID, "demo-banner").text
+    graded = len(demo.state.inbox.latest_graded("nn_module"))
+    wait.until(until.frame_to_be_available_and_switch_to_it((By.ID, "report")))
+    students = wait.until(until.presence_of_element_located((By.ID, "students")))
+    assert int(students.text) == graded
+    chromium.switch_to.default_content()
+    shot(chromium, "4-instructor")

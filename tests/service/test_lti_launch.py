@@ -123,6 +123,8 @@ def test_instructor_sees_the_class_regrades_and_publishes(service: Served, lms: 
     report = teacher.get(service.url + "/instructor/report")
     graded_now = len(service.state.inbox.latest_graded("nn_module"))
     assert report.status_code == 200 and f'<b id="students">{graded_now}</b>' in report.text
+    live = teacher.get(service.url + "/instructor/queue.json").json()
+    assert live["counts"]["graded"] >= graded_now and isinstance(live["queue"], list)
     published = teacher.post(service.url + "/instructor/publish", data={"csrf_token": teacher.csrf(page)})
     assert published.status_code == 200
     assert re.search(r"up to date [1-9]", published.text), published.text[-800:]
