@@ -63,12 +63,14 @@ class Student(requests.Session):
         return prepared
 
 
-def zipped(folder: Path) -> bytes:
+def zipped(folder: Path, number: int) -> tuple[str, bytes]:
+    """The folder as a zip, one file marked with `number`: no two uploads are the same bytes."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        for path in sorted(folder.iterdir()):
-            archive.write(path, path.name)
-    return buffer.getvalue()
+        for index, path in enumerate(sorted(folder.iterdir())):
+            mark = f"\n# upload {number}\n".encode() if index == 0 else b""
+            archive.writestr(path.name, path.read_bytes() + mark)
+    return f"{folder.name}.zip", buffer.getvalue()
 
 
 def pct(values: list[float], q: float) -> float:
@@ -107,7 +109,7 @@ def main() -> None:
     assert serializer is not None
     batch = Path(tempfile.mkdtemp(prefix="service-load-batch-"))
     make_batch(batch, 8)
-    zips = [(folder.name + ".zip", zipped(folder)) for folder in sorted(batch.iterdir())]
+    folders = sorted(batch.iterdir())
     rng = random.Random(args.seed)
     def session_of(who: str) -> tuple[Student, str]:
         launch = Launch(who, f"uid-{who}", who, kit.default_assignment, "en", False)
@@ -119,8 +121,8 @@ def main() -> None:
         return session, page.split('name="csrf-token" content="', 1)[1].split('"', 1)[0]
 
     students = [session_of(f"student{i:02d}") for i in range(args.students)]
-    plan = sorted((rng.uniform(0, args.seconds), i % args.students, zips[rng.randrange(len(zips))])
-                  for i in range(args.submissions))
+    plan = sorted((rng.uniform(0, args.seconds), i % args.students,
+                   zipped(folders[rng.randrange(len(folders))], i)) for i in range(args.submissions))
     latencies: list[float] = []
     problems: list[str] = []
     lock = threading.Lock()
@@ -150,7 +152,8 @@ def main() -> None:
 
     # Side by side: first one submission at a time (what this machine gives right now), then the load.
     alone_session = session_of("alone")
-    alone = [t for t in (one(*alone_session, z) for z in zips) if t is not None]
+    alone_zips = [zipped(folder, -1 - n) for n, folder in enumerate(folders)]
+    alone = [t for t in (one(*alone_session, z) for z in alone_zips) if t is not None]
 
     def submit(at: float, index: int, archive: tuple[str, bytes], t0: float) -> None:
         time.sleep(max(0.0, t0 + at - time.monotonic()))

@@ -26,12 +26,14 @@ from autograder.cli.common import err, find_kit, friendly, kit_option
               help="Language of the pool warmed first (default: the kit's); the other starts on first use.")
 @click.option("--max-upload-mb", type=float, default=5.0, show_default=True, help="Largest upload accepted.")
 @click.option("--uploads-per-minute", type=int, default=10, show_default=True, help="Per student.")
+@click.option("--behind-proxy", is_flag=True,
+              help="Behind an https reverse proxy: take the scheme and host from its X-Forwarded-* headers.")
 @click.option("--no-sandbox", is_flag=True, help="Run student code without isolation (trusted code only).")
 @kit_option
 @friendly
 def serve(host: str, port: int, platform_file: Path | None, demo: bool, data: Path, jobs: int,
-          lang: str | None, max_upload_mb: float, uploads_per_minute: int, no_sandbox: bool,
-          kit_dir: Path | None) -> None:
+          lang: str | None, max_upload_mb: float, uploads_per_minute: int, behind_proxy: bool,
+          no_sandbox: bool, kit_dir: Path | None) -> None:
     """Serve the tool: LTI 1.3 login and launch, the student's and the instructor's pages."""
     from autograder.service.server import serve as run
     from autograder.service.settings import Limits, ServiceSettings, load_launch
@@ -39,8 +41,9 @@ def serve(host: str, port: int, platform_file: Path | None, demo: bool, data: Pa
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     launch = load_launch(platform_file) if platform_file is not None else None
     limits = Limits(max_upload_bytes=int(max_upload_mb * 1024 * 1024), uploads_per_minute=uploads_per_minute)
-    settings = ServiceSettings(find_kit(kit_dir), data, host, port, launch, demo, jobs, not no_sandbox, lang,
-                               limits)
+    settings = ServiceSettings(find_kit(kit_dir), data, host=host, port=port, launch=launch, demo=demo,
+                               jobs=jobs, sandbox=not no_sandbox, lang=lang, proxied=behind_proxy,
+                               limits=limits)
 
     def ready(url: str) -> None:
         err.print(f"serving on {url}" + (f" (demo: open {url}/demo)" if demo else ""), highlight=False)

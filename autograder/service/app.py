@@ -17,6 +17,7 @@ from flask import Flask, Response, jsonify, redirect, render_template, request, 
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from jinja2 import ChoiceLoader, FileSystemLoader
 from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from autograder.errors import AutograderError
 from autograder.output import signing
@@ -103,6 +104,8 @@ def create_app(state: ServiceState) -> Flask:
         WTF_CSRF_TIME_LIMIT=None,  # the token lives as long as the session: a page left open still works
     )
     app.extensions["autograder"] = state
+    if settings.proxied:  # the URLs the tool gives the LMS (its launch URL) must be the public https ones
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1, x_host=1)  # type: ignore[method-assign]
     csrf = CSRFProtect(app)
     _lti_routes(app, state, csrf)
 

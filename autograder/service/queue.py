@@ -116,7 +116,12 @@ class GradingQueue:
                 if not rows:
                     break
                 for row in rows:
-                    self._submit(row)
+                    try:
+                        self._submit(row)
+                    except Exception as exc:  # the feeding thread must outlive any one upload
+                        log.exception("could not queue submission %d", row.id)
+                        self.inbox.fail(row.id, f"could not be graded ({type(exc).__name__})",
+                                        retry=row.attempts < MAX_ATTEMPTS)
 
     def _submit(self, row: Received) -> None:
         try:

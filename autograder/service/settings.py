@@ -53,6 +53,7 @@ class ServiceSettings:
     jobs: int = 1
     sandbox: bool = True
     lang: str | None = None  # the language of the pool started first (default: the kit's)
+    proxied: bool = False  # behind a reverse proxy (https): trust its X-Forwarded-Proto/Host/For once
     limits: Limits = field(default_factory=Limits)
 
     @property
