@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from autograder.grading.results import SubmissionResult, result_to_dict
+from autograder.grading.results import SubmissionResult, result_from_dict, result_to_dict
 from autograder.output.gradebook import Gradebook
 
 STATUSES = ("queued", "grading", "graded", "failed")
@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS received (
     received_at TEXT NOT NULL,
     status TEXT NOT NULL CHECK (status IN ('queued', 'grading', 'graded', 'failed')),
     attempts INTEGER NOT NULL DEFAULT 0,
+    regrade INTEGER NOT NULL DEFAULT 0,
     score REAL,
     max_score REAL,
     result TEXT,
@@ -66,6 +67,7 @@ class Received:
     received_at: str
     status: str
     attempts: int
+    regrade: int  # 1: an instructor's regrade, graded again even if the ledger holds this key
     score: float | None
     max_score: float | None
     graded_at: str | None
@@ -79,7 +81,7 @@ class Received:
 
 
 COLUMNS = ("id, assignment, student, user_id, lineitem, lang, filename, kind, sha256, received_at, status,"
-           " attempts, score, max_score, graded_at, message")
+           " attempts, regrade, score, max_score, graded_at, message")
 
 
 class Inbox:
@@ -94,14 +96,15 @@ class Inbox:
             self.db.executescript(INBOX_SCHEMA)
 
     def add(self, *, assignment: str, student: str, user_id: str, lineitem: str, lang: str, filename: str,
-            kind: str, upload: bytes) -> Received:
+            kind: str, upload: bytes, regrade: bool = False) -> Received:
         """Store an upload (committed before this returns: accepted means kept) as queued."""
         digest = hashlib.sha256(upload).hexdigest()
         with self.lock, self.db:
             cursor = self.db.execute(
                 "INSERT INTO received (assignment, student, user_id, lineitem, lang, filename, kind, upload,"
-                " sha256, received_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued')",
-                (assignment, student, user_id, lineitem, lang, filename, kind, upload, digest, utc_now()),
+                " sha256, received_at, status, regrade) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)",
+                (assignment, student, user_id, lineitem, lang, filename, kind, upload, digest, utc_now(),
+                 int(regrade)),
             )
             row_id = int(cursor.lastrowid or 0)
         found = self.get(row_id)
@@ -179,7 +182,15 @@ class Inbox:
         """A regrade is a new row with the same bytes: history keeps both gradings."""
         return self.add(assignment=row.assignment, student=row.student, user_id=row.user_id,
                         lineitem=row.lineitem, lang=row.lang, filename=row.filename, kind=row.kind,
-                        upload=self.upload(row.id))
+                        upload=self.upload(row.id), regrade=True)
+
+    def current_grade(self, assignment: str, student: str, key: tuple[str, str]) -> SubmissionResult | None:
+        """The student's current grade in the ledger, if it was computed from exactly `key`."""
+        with self.lock:
+            row = self.db.execute(
+                "SELECT result FROM gradings WHERE assignment = ? AND student = ? AND current = 1"
+                " AND submission_sha256 = ? AND grader_digest = ?", (assignment, student, *key)).fetchone()
+        return result_from_dict(json.loads(row[0])) if row else None
 
     def finish(self, row_id: int, result: SubmissionResult, *, record: bool = True) -> None:
         """The grade in the ledger and the row graded, in one transaction (exactly once)."""

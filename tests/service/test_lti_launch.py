@@ -111,6 +111,10 @@ def test_student_login_launch_upload_feedback_and_ags_score(service: Served, lms
     assert score["scoreMaximum"] == 100 and score["gradingProgress"] == "FullyGraded"
     listed = browser.get(service.url + "/student").text
     assert status["filename"] in listed and f'{status["score"]:g}' in listed
+    same = upload(browser, service.url, [example("maya.zip")], page)  # the same files again: the grade stands
+    again = wait_graded(browser, service.url, same.json()["status_url"])
+    assert again["score"] == status["score"] and again["id"] != status["id"]
+    assert len(service.state.inbox.book.history("nn_module", "ayesha")) == 1  # not graded twice
 
 
 def test_instructor_sees_the_class_regrades_and_publishes(service: Served, lms: Lms, platform: LocalPlatform):
@@ -136,6 +140,7 @@ def test_instructor_sees_the_class_regrades_and_publishes(service: Served, lms: 
     assert len(rows) == before + 1
     newest = wait_graded(student, service.url, f"/student/submissions/{rows[0].id}")
     assert newest["score"] == graded["score"]  # the same files, the same grade
+    assert len(service.state.inbox.book.history("nn_module", "karim")) == 2  # a regrade grades again
     assert student.get(service.url + "/instructor").status_code == 403  # a student is no instructor
 
 
