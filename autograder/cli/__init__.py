@@ -144,8 +144,9 @@ def _register() -> None:
     from autograder.cli.export import export, gradescope
     from autograder.cli.lti import lti, publish
     from autograder.cli.notebook import notebook
+    from autograder.cli.serve import serve
 
-    for command in (export, gradescope, publish, lti, notebook):
+    for command in (export, gradescope, publish, lti, notebook, serve):
         main.add_command(command)
     from autograder.cli.exam import exam
 

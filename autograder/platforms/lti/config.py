@@ -86,9 +86,17 @@ def check_url(value: str, where: str) -> str:
     return value
 
 
+LAUNCH_TABLE = "launch"  # [launch]: how `autograder serve` accepts launches (service/settings.py reads it)
+
+
 def parse_platform(data: Mapping[str, Any], source: Path) -> PlatformConfig:
-    """Validate parsed PLATFORM.toml data; every error names the offending key."""
+    """Validate parsed PLATFORM.toml data; every error names the offending key.
+
+    With a [launch] table (the tool is launched from the platform), the line item may be left out:
+    each launch names its own."""
     where = str(source)
+    launched = isinstance(data.get(LAUNCH_TABLE), dict)
+    data = {k: v for k, v in data.items() if not (k == LAUNCH_TABLE and launched)}
     allowed = set(PLATFORM_KEYS) | set(OPTIONAL_KEYS)
     unknown = sorted(set(data) - allowed)
     if unknown:
@@ -109,7 +117,7 @@ def parse_platform(data: Mapping[str, Any], source: Path) -> PlatformConfig:
     lineitem, lineitems_url, tag = values.get("lineitem"), values.get("lineitems_url"), values.get("tag")
     if lineitem and (lineitems_url or tag):
         raise LtiError(f"{where}: set either lineitem, or lineitems_url with tag, not both")
-    if not lineitem and not (lineitems_url and tag):
+    if not lineitem and not (lineitems_url and tag) and not (launched and not (lineitems_url or tag)):
         missing = "tag" if lineitems_url else "lineitems_url" if tag else "lineitem"
         raise LtiError(
             f"{where}: {missing} is required: give the line item URL as lineitem, or lineitems_url and "

@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -112,7 +112,7 @@ def publish_lti(
         if not results:
             raise LtiError(f"{book.path} holds no graded submissions of assignment {aid!r}")
         log = PublishLog(book, create=not dry_run)  # a dry run writes nothing, not even the table
-        report = _publish(client, log, config, results, aid, roster, dry_run)
+        report = publish_scores(client, log, config, results, aid, _user_ids(client, config, roster), dry_run)
         report.token_requests = client.token_requests
         return report
     except (TokenRefused, AuthRejected, PlatformUnavailable) as exc:
@@ -133,12 +133,17 @@ def _user_ids(client: AgsClient, config: PlatformConfig, roster: Path | None) ->
     )
 
 
-def _publish(client: AgsClient, log: PublishLog, config: PlatformConfig, results: list[SubmissionResult],
-             aid: str, roster: Path | None, dry_run: bool) -> PublishReport:
+def publish_scores(client: AgsClient, log: PublishLog, config: PlatformConfig,
+                   results: list[SubmissionResult], aid: str, user_ids: Mapping[str, str],
+                   dry_run: bool = False) -> PublishReport:
+    """Post these results (student key -> LTI user id in `user_ids`), each logged; the service
+    calls this for one student at a time with the user id their launch gave."""
     label = config.label or aid
-    user_ids = _user_ids(client, config, roster)
     lineitem = config.lineitem
     notes: list[str] = []
+    if lineitem is None and not config.tag:
+        raise LtiError(f"{config.source}: no line item: set lineitem, or lineitems_url and tag (launches "
+                       "name their own, but this publish has none)")
     if lineitem is None:
         assert config.tag
         lineitem = client.find_lineitem(config.tag)

@@ -1,0 +1,153 @@
+"""LTI 1.3 on the tool side: OIDC login initiation and resource-link launches, through PyLTI1p3.
+
+PyLTI1p3 (contrib.flask) checks a launch's state against its cookie, the id_token's RS256
+signature against the platform's keys (configured inline: `key_set`, never fetched), exp and iat
+(PyJWT), the issuer and client id (aud) against the registration, the deployment id, and that the
+nonce is one its login issued in this browser session. It does not refuse a nonce seen before (it
+keeps it after a launch), so the tool records every nonce it accepted (table lti_nonces) and
+refuses a replayed launch.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Response
+from pylti1p3.contrib.flask import FlaskMessageLaunch, FlaskOIDCLogin, FlaskRequest
+from pylti1p3.exception import LtiException
+from pylti1p3.tool_config import ToolConfDict
+
+from autograder.platforms.lti.errors import LtiError
+from autograder.service.settings import LaunchConfig
+
+CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+STAFF_ROLES = ("membership#Instructor", "membership#Administrator", "membership#ContentDeveloper",
+               "membership/Instructor#TeachingAssistant", "institution/person#Administrator",
+               "system/person#Administrator")
+
+NONCE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS lti_nonces (nonce TEXT PRIMARY KEY, expires REAL NOT NULL);
+"""
+
+
+class LaunchRefused(LtiError):
+    """A login or launch that the tool does not accept; the message says why (never a secret)."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Who launched the tool, for which assignment, in which language: what a session holds."""
+
+    student: str  # the kit's student id: the platform's person sourcedid, else the LTI user id (sub)
+    user_id: str  # the LTI user id (sub): whom AGS scores are for
+    name: str
+    assignment: str
+    lang: str  # bn | en
+    instructor: bool
+    lineitem: str = ""  # the AGS line item of this resource link ("" without AGS)
+    demo: bool = False
+
+    def as_session(self) -> dict[str, Any]:
+        return {"student": self.student, "user_id": self.user_id, "name": self.name,
+                "assignment": self.assignment, "lang": self.lang, "instructor": self.instructor,
+                "lineitem": self.lineitem, "demo": self.demo}
+
+    @classmethod
+    def from_session(cls, data: Any) -> Launch | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(str(data["student"]), str(data["user_id"]), str(data["name"]), str(data["assignment"]),
+                       str(data["lang"]), bool(data["instructor"]), str(data["lineitem"]), bool(data["demo"]))
+        except KeyError:
+            return None
+
+
+def tool_conf(config: LaunchConfig) -> ToolConfDict:
+    """PyLTI1p3's registration of the one platform, with its keys inline."""
+    platform = config.platform
+    conf = ToolConfDict({platform.issuer: [{
+        "default": True,
+        "client_id": platform.client_id,
+        "auth_login_url": config.auth_login_url,
+        "auth_token_url": platform.token_url,
+        "auth_audience": platform.audience,
+        "key_set_url": None,
+        "key_set": config.platform_jwks,  # type: ignore[typeddict-item]
+        "deployment_ids": [platform.deployment_id],
+    }]})
+    conf.set_private_key(platform.issuer, platform.private_key.read_text(encoding="utf-8"),
+                         client_id=platform.client_id)
+    return conf
+
+
+def login(config: LaunchConfig, launch_url: str, texts: dict[str, str]) -> Response:
+    """Answer an OIDC login initiation: a redirect to the platform's authorization endpoint.
+
+    First a page that checks cookies work in the LMS's frame (PyLTI1p3's check); where the
+    browser blocks them, it offers to open the tool in a new window, where they are first-party."""
+    request = FlaskRequest(request_is_secure=True)  # cookies SameSite=None; Secure, as in an LMS frame
+    try:
+        oidc = FlaskOIDCLogin(request, tool_conf(config))
+        oidc.enable_check_cookies(main_msg=texts.get("cookies_main"), click_msg=texts.get("cookies_click"),
+                                  loading_msg=texts.get("cookies_loading"))
+        return oidc.redirect(launch_url)  # type: ignore[no-any-return]
+    except LtiException as exc:
+        raise LaunchRefused(f"login refused: {exc}") from None
+
+
+def launch(config: LaunchConfig, nonces: sqlite3.Connection, known: set[str]) -> Launch:
+    """Check a resource-link launch (see the module's docstring) and say who it is for."""
+    request = FlaskRequest(request_is_secure=True)
+    message = FlaskMessageLaunch(request, tool_conf(config))
+    try:
+        data: dict[str, Any] = dict(message.get_launch_data())
+    except Exception as exc:  # PyLTI1p3 raises a bare Exception for an unknown issuer or client id (aud)
+        raise LaunchRefused(f"launch refused: {exc}") from None
+    if not message.is_resource_launch():
+        raise LaunchRefused("launch refused: only resource-link launches open this tool")
+    _first_use(nonces, str(data.get("nonce", "")), float(data.get("exp", time.time() + 600)))
+    return _identify(data, config, known)
+
+
+def _first_use(db: sqlite3.Connection, nonce: str, expires: float) -> None:
+    with db:
+        db.executescript(NONCE_SCHEMA)
+        db.execute("DELETE FROM lti_nonces WHERE expires < ?", (time.time() - 3600,))
+        try:
+            db.execute("INSERT INTO lti_nonces (nonce, expires) VALUES (?, ?)", (nonce, expires))
+        except sqlite3.IntegrityError:
+            raise LaunchRefused("launch refused: this launch was used before (replayed nonce)") from None
+
+
+def _identify(data: dict[str, Any], config: LaunchConfig, known: set[str]) -> Launch:
+    sub = str(data.get("sub") or "")
+    if not sub:
+        raise LaunchRefused("launch refused: it names no user (sub); anonymous launches cannot submit")
+    lis = data.get(CLAIM + "lis") or {}
+    student = str(lis.get("person_sourcedid") or "") if isinstance(lis, dict) else ""
+    custom = data.get(CLAIM + "custom") or {}
+    wanted = str(custom.get("assignment") or "") if isinstance(custom, dict) else ""
+    assignment = wanted or config.assignment or ""
+    if assignment and assignment not in known:
+        raise LaunchRefused(f"launch refused: assignment {assignment!r} is not in this kit's grading.toml "
+                            f"(it has: {', '.join(sorted(known))})")
+    presentation = data.get(CLAIM + "launch_presentation") or {}
+    locale = str(presentation.get("locale") or "") if isinstance(presentation, dict) else ""
+    roles = [str(r) for r in data.get(CLAIM + "roles") or []]
+    ags = data.get(AGS_CLAIM) or {}
+    lineitem = str(ags.get("lineitem") or "") if isinstance(ags, dict) else ""
+    name = str(data.get("name") or data.get("given_name") or student or sub)
+    return Launch(student or sub, sub, name, assignment, language_of(locale),
+                  any(r.endswith(STAFF_ROLES) for r in roles), lineitem)
+
+
+def language_of(locale: str) -> str:
+    """`bn`, `bn-BD`, `bn_IN` -> bn; anything else -> en."""
+    return "bn" if locale.lower().replace("_", "-").split("-")[0] == "bn" else "en"

@@ -1,0 +1,51 @@
+"""What the service's routes share: its state for the server's whole life, the launch, the texts."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from flask import session
+
+from autograder.grading.course import ENGINE_MESSAGES, load_messages
+from autograder.service.inbox import Inbox
+from autograder.service.limits import UploadRate
+from autograder.service.lti_launch import Launch
+from autograder.service.passback import Passback
+from autograder.service.queue import GradingQueue
+from autograder.service.settings import ServiceSettings
+
+SERVICE_MESSAGES = ENGINE_MESSAGES / "service"
+
+
+def texts(lang: str) -> dict[str, str]:
+    """The pages' texts in `lang` (English where a text is missing)."""
+    return load_messages([SERVICE_MESSAGES], lang).get("service", {})
+
+
+@dataclass
+class ServiceState:
+    """What the app's routes share for the server's whole life."""
+
+    settings: ServiceSettings
+    inbox: Inbox
+    queue: GradingQueue
+    passback: Passback | None
+    rate: UploadRate
+    nonces: sqlite3.Connection
+
+    def close(self) -> None:
+        self.queue.close()
+        if self.passback is not None:
+            self.passback.close()
+        self.nonces.close()
+        self.inbox.book.close()
+
+
+def current_launch() -> Launch | None:
+    return Launch.from_session(session.get("launch"))
+
+
+def current_lang() -> str:
+    found = current_launch()
+    return found.lang if found is not None else "en"

@@ -1,0 +1,133 @@
+"""The LMS side of a launch for the service's tests: lti1p3platform's OIDC login and launch messages.
+
+The platform (tests/platforms/lti_platform.py LocalPlatform: lti1p3platform behind a server on
+127.0.0.1, with its token endpoint and AGS) is also the one the tool sends scores to. What the
+library does here, unchanged: the third-party login initiation URL (`OIDCLoginAbstract.
+prepare_preflight_url`), checking the tool's authorization request (`validate_preflight_response`:
+nonce, state, redirect_uri, client_id) and building and signing the id_token
+(`LTIAdvantageMessageLaunchAbstract`: iss, aud, azp, deployment, target link, nonce, iat, exp, the
+user, roles, resource link, custom and AGS claims). What this adds: the browser's part (following
+the tool's redirects with a cookie jar, posting the form), and the tampered tokens the tests need.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import jwt
+import requests
+from browser import Browser
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "platforms"))
+
+from lti1p3platform.message_launch import LTIAdvantageMessageLaunchAbstract  # noqa: E402
+from lti1p3platform.oidc_login import OIDCLoginAbstract  # noqa: E402
+from lti_platform import HarnessRequest, LocalPlatform, platform_key_pair  # noqa: E402
+
+CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
+INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
+
+
+class _Login(OIDCLoginAbstract):
+    def set_lti_message_hint(self, **kwargs: Any) -> None:
+        self._lti_message_hint = kwargs["hint"]
+
+    def get_redirect(self, url: str) -> str:
+        return url
+
+
+class _Launch(LTIAdvantageMessageLaunchAbstract):
+    def render_launch_form(self, launch_data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        return launch_data  # the auto-submitting form's fields: launch_url, id_token, state
+
+
+@dataclass
+class Person:
+    """An LMS user: their LTI user id, sourcedid (the kit's student id), roles and locale."""
+
+    user_id: str
+    sourcedid: str
+    roles: list[str] = field(default_factory=lambda: [LEARNER])
+    locale: str = "en-US"
+    name: str = ""
+
+
+@dataclass
+class Form:
+    """The launch form the platform's page posts to the tool (its fields and where)."""
+
+    launch_url: str
+    id_token: str
+    state: str
+
+    def claims(self) -> dict[str, Any]:
+        return dict(jwt.decode(self.id_token, options={"verify_signature": False}))
+
+
+def request_of(params: dict[str, Any]) -> HarnessRequest:
+    return HarnessRequest({"method": "GET", "form_data": {}, "get_data": params, "headers": {},
+                           "content_type": "", "path": "/auth", "json": None})
+
+
+class Lms:
+    """The platform's launch side for one tool: its login and launch URLs set in the registration."""
+
+    def __init__(self, platform: LocalPlatform, tool_url: str, lineitem: str, assignment: str = ""):
+        self.platform = platform
+        self.lineitem = lineitem
+        self.assignment = assignment
+        platform.registration.set_launch_url(f"{tool_url}/lti/launch").set_oidc_login_url(f"{tool_url}/lti/login")
+
+    def start(self, browser: Browser, person: Person) -> Form:
+        """The browser follows the login initiation to the platform's authorization endpoint; the
+        platform answers with the signed launch form (not posted yet)."""
+        login = _Login(request_of({}), self.platform.conf)
+        login.set_lti_message_hint(hint="resource-link-1")
+        url = login.prepare_preflight_url(person.user_id)
+        answer = browser.get(url, allow_redirects=False)
+        if answer.status_code == 200 and "lti1p3-new-tab-link" in answer.text:
+            # PyLTI1p3's cookie check: a browser with working cookies goes on at once, in the same frame
+            answer = browser.get(url + "&lti1p3_new_window=1", allow_redirects=False)
+        assert answer.status_code in (302, 303), f"login answered {answer.status_code}: {answer.text[:300]}"
+        auth = answer.headers["Location"]
+        params = dict(parse_qsl(urlsplit(auth).query))
+        return self.sign(params, person)
+
+    def sign(self, params: dict[str, Any], person: Person, expires_in: int = 300) -> Form:
+        message = _Launch(request_of(params), self.platform.conf)
+        message.set_user_data(person.user_id, person.roles, full_name=person.name or person.sourcedid)
+        message.set_resource_link_claim("resource-link-1", title="nn.Module")
+        message.set_ags(self.platform.lineitems_url, self.lineitem)
+        claims: dict[str, Any] = {
+            CLAIM + "lis": {"person_sourcedid": person.sourcedid},
+            CLAIM + "launch_presentation": {"document_target": "iframe", "locale": person.locale},
+        }
+        if self.assignment:
+            claims[CLAIM + "custom"] = {"assignment": self.assignment}
+        message.set_extra_claims(claims)
+        message.set_id_token_expiration(expires_in)
+        data = message.lti_launch()
+        return Form(data["launch_url"], data["id_token"], data["state"])
+
+    def post(self, browser: Browser, form: Form) -> requests.Response:
+        return browser.post(form.launch_url, data={"id_token": form.id_token, "state": form.state},
+                            allow_redirects=True)
+
+    def launch(self, browser: Browser, person: Person) -> requests.Response:
+        return self.post(browser, self.start(browser, person))
+
+
+def resigned(form: Form, changes: dict[str, Any], key: rsa.RSAPrivateKey | str | None = None) -> Form:
+    """The same launch with claims changed, signed by `key` (default: the platform's own key) under
+    the platform's kid: a wrong audience, or a forgery when the key is another."""
+    header = jwt.get_unverified_header(form.id_token)
+    claims = {**form.claims(), **changes}
+    signer = key if key is not None else platform_key_pair()[0]
+    token = jwt.encode(claims, signer, algorithm="RS256", headers={"kid": header["kid"]})
+    return Form(form.launch_url, token, form.state)

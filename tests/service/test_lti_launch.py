@@ -1,0 +1,248 @@
+"""`autograder serve` launched from a real LTI 1.3 platform (lti1p3platform) on 127.0.0.1.
+
+login -> launch -> upload -> feedback -> the AGS score on the platform, for a student and an
+instructor; forged, expired, wrong-audience and replayed launches refused; two students who
+cannot see each other's work; CSRF, size, count and rate limits; no secret in a page or a log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser import Browser
+from conftest import sandbox_works
+from cryptography.hazmat.primitives.asymmetric import rsa
+from lms import INSTRUCTOR, Lms, Person, resigned
+from lti_platform import LocalPlatform
+from served import Served, example, serving, upload, wait_graded
+
+from autograder.config import Kit
+from autograder.platforms.lti.keys import generate_key_pair
+from autograder.service.limits import UploadRate
+from autograder.service.settings import Limits, ServiceSettings, load_launch
+
+CLIENT_ID = "autograder-tool"
+KEY_ID = "tool-key-1"
+
+
+@pytest.fixture(scope="module")
+def tool_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    pem, jwk = generate_key_pair(kid=KEY_ID)
+    path = tmp_path_factory.mktemp("keys") / "tool.pem"
+    path.write_bytes(pem)
+    return path, jwk
+
+
+@pytest.fixture(scope="module")
+def platform(tool_key: tuple[Path, dict[str, Any]]) -> Iterator[LocalPlatform]:
+    with LocalPlatform(tool_key[1], client_id=CLIENT_ID, max_lifetime=600.0) as running:
+        yield running
+
+
+def write_platform_toml(folder: Path, platform: LocalPlatform, key: Path) -> Path:
+    """PLATFORM.toml with the [launch] table: the platform's keys inline, nothing fetched."""
+    lines = [f"{k} = {json.dumps(v)}" for k, v in {
+        "issuer": platform.issuer, "client_id": CLIENT_ID, "deployment_id": platform.deployment_id,
+        "token_url": platform.token_url, "key_id": KEY_ID, "private_key": str(key),
+    }.items()]
+    lines += ["", "[launch]", f"auth_login_url = {json.dumps(platform.base_url + '/auth')}",
+              f"platform_jwks = {json.dumps(json.dumps({'keys': platform.registration.get_jwks()}))}",
+              'assignment = "nn_module"']
+    path = folder / "platform.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def service(kit: Kit, platform: LocalPlatform, tool_key: tuple[Path, dict[str, Any]],
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("service")
+    launch = load_launch(write_platform_toml(folder, platform, tool_key[0]))
+    settings = ServiceSettings(kit, folder / "data", launch=launch, sandbox=sandbox_works(kit),
+                               limits=Limits(max_upload_bytes=1024 * 1024, max_files=5,
+                                             uploads_per_minute=50))
+    with serving(settings) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def lms(platform: LocalPlatform, service: Served) -> Lms:
+    return Lms(platform, service.url, platform.add_lineitem("nn.Module", 100.0))
+
+
+def launched(lms: Lms, person: Person) -> tuple[Browser, str]:
+    browser = Browser()
+    answer = lms.launch(browser, person)
+    assert answer.status_code == 200, answer.text[:500]
+    return browser, answer.text
+
+
+def wait_for_score(platform: LocalPlatform, lineitem: str, user_id: str, given: float) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        score = platform.scores(lineitem).get(user_id)
+        if score is not None and score.get("scoreGiven") == given:
+            return score
+        time.sleep(0.1)
+    raise AssertionError(f"no score {given} for {user_id}: {platform.scores(lineitem)}")
+
+
+# -- the whole way, for a student and an instructor -----------------------------------------------
+def test_student_login_launch_upload_feedback_and_ags_score(service: Served, lms: Lms,
+                                                            platform: LocalPlatform):
+    browser, page = launched(lms, Person("uid-ayesha-1", "ayesha"))
+    assert "Submit your work" in page and "ayesha" in page and "DEMO" not in page
+    sent = upload(browser, service.url, [example("maya.zip")], page)
+    assert sent.status_code == 202, sent.text
+    status = wait_graded(browser, service.url, sent.json()["status_url"])
+    assert status["status"] == "graded" and 0 < status["score"] < status["max_score"] == 100
+    feedback = browser.get(service.url + status["feedback_url"])
+    total = re.search(r'<b id="total">([\d.]+)</b>', feedback.text)
+    assert total and float(total.group(1)) == status["score"]
+    assert 'class="check failed"' in feedback.text and 'lang="en"' in feedback.text
+    score = wait_for_score(platform, lms.lineitem, "uid-ayesha-1", status["score"])
+    assert score["scoreMaximum"] == 100 and score["gradingProgress"] == "FullyGraded"
+    listed = browser.get(service.url + "/student").text
+    assert status["filename"] in listed and f'{status["score"]:g}' in listed
+    same = upload(browser, service.url, [example("maya.zip")], page)  # the same files again: the grade stands
+    again = wait_graded(browser, service.url, same.json()["status_url"])
+    assert again["score"] == status["score"] and again["id"] != status["id"]
+    assert len(service.state.inbox.book.history("nn_module", "ayesha")) == 1  # not graded twice
+
+
+def test_instructor_sees_the_class_regrades_and_publishes(service: Served, lms: Lms, platform: LocalPlatform):
+    student, page = launched(lms, Person("uid-karim-1", "karim"))
+    sent = upload(student, service.url, [example("ayesha.zip")], page)
+    graded = wait_graded(student, service.url, sent.json()["status_url"])
+    wait_for_score(platform, lms.lineitem, "uid-karim-1", graded["score"])
+    teacher, page = launched(lms, Person("uid-teacher-1", "teacher", roles=[INSTRUCTOR]))
+    assert "Class dashboard" in page and "karim" in page
+    report = teacher.get(service.url + "/instructor/report")
+    graded_now = len(service.state.inbox.latest_graded("nn_module"))
+    assert report.status_code == 200 and f'<b id="students">{graded_now}</b>' in report.text
+    live = teacher.get(service.url + "/instructor/queue.json").json()
+    assert live["counts"]["graded"] >= graded_now and isinstance(live["queue"], list)
+    published = teacher.post(service.url + "/instructor/publish", data={"csrf_token": teacher.csrf(page)})
+    assert published.status_code == 200
+    assert re.search(r"up to date [1-9]", published.text), published.text[-800:]
+    before = len(service.state.inbox.of_student("nn_module", "karim"))
+    again = teacher.post(service.url + "/instructor/regrade", data={"csrf_token": teacher.csrf(page),
+                                                                    "student": "karim"})
+    assert "Queued 1 submissions again." in again.text
+    rows = service.state.inbox.of_student("nn_module", "karim")
+    assert len(rows) == before + 1
+    newest = wait_graded(student, service.url, f"/student/submissions/{rows[0].id}")
+    assert newest["score"] == graded["score"]  # the same files, the same grade
+    assert len(service.state.inbox.book.history("nn_module", "karim")) == 2  # a regrade grades again
+    assert student.get(service.url + "/instructor").status_code == 403  # a student is no instructor
+
+
+def test_the_launch_locale_sets_the_language(service: Served, lms: Lms):
+    browser, page = launched(lms, Person("uid-nusrat-1", "nusrat", locale="bn-BD"))
+    assert 'lang="bn"' in page and "আপনার কাজ জমা দিন" in page
+    sent = upload(browser, service.url, [example("maya.zip")], page)
+    assert "অপেক্ষায়" in sent.json()["status_text"]
+    status = wait_graded(browser, service.url, sent.json()["status_url"], timeout=180)
+    feedback = browser.get(service.url + status["feedback_url"]).text
+    assert 'lang="bn"' in feedback and "স্কোর" in feedback
+
+
+# -- launches refused -----------------------------------------------------------------------------
+def refused(lms: Lms, browser: Browser, form: Any) -> str:
+    answer = lms.post(browser, form)
+    assert answer.status_code == 401, answer.text[:300]
+    return answer.text
+
+
+def test_a_forged_id_token_is_refused(lms: Lms):
+    browser = Browser()
+    form = lms.start(browser, Person("uid-eve", "eve"))
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    assert "Signature verification failed" in refused(lms, browser, resigned(form, {}, other))
+
+
+def test_an_expired_id_token_is_refused(lms: Lms):
+    browser = Browser()
+    form = lms.start(browser, Person("uid-late", "late"))
+    expired = resigned(form, {"iat": int(time.time()) - 600, "exp": int(time.time()) - 300})
+    assert "expired" in refused(lms, browser, expired)
+
+
+def test_a_wrong_audience_is_refused(lms: Lms):
+    browser = Browser()
+    form = lms.start(browser, Person("uid-aud", "aud"))
+    text = refused(lms, browser, resigned(form, {"aud": "another-tool", "azp": "another-tool"}))
+    assert "client_id=another-tool] not found" in text
+
+
+def test_a_replayed_launch_is_refused(lms: Lms):
+    browser = Browser()
+    form = lms.start(browser, Person("uid-replay", "replay"))
+    cookies = browser.cookies.copy()  # what a thief of the login's cookies and the form would hold
+    assert lms.post(browser, form).status_code == 200
+    refused(lms, browser, form)  # the same browser again: its session moved on
+    thief = Browser()
+    thief.cookies.update(cookies)
+    assert "replayed nonce" in refused(lms, thief, form)
+
+
+# -- one student's work is theirs alone ---------------------------------------------------------
+def test_two_students_see_only_their_own_submissions(service: Served, lms: Lms):
+    rahim, page = launched(lms, Person("uid-rahim-1", "rahim"))
+    sent = upload(rahim, service.url, [example("rahim.zip")], page)
+    mine = sent.json()
+    wait_graded(rahim, service.url, mine["status_url"])
+    tanvir, _ = launched(lms, Person("uid-tanvir-1", "tanvir"))
+    assert tanvir.get(service.url + mine["status_url"]).status_code == 404
+    assert tanvir.get(service.url + mine["status_url"] + "/feedback").status_code == 404
+    listed = tanvir.get(service.url + "/student/submissions.json").json()["submissions"]
+    assert mine["id"] not in [s["id"] for s in listed]
+    assert rahim.get(service.url + mine["status_url"] + "/feedback").status_code == 200
+    assert Browser().get(service.url + mine["status_url"]).status_code == 401  # no launch, no page
+
+
+# -- what the upload refuses --------------------------------------------------------------------
+def test_csrf_size_count_and_rate_limits(service: Served, lms: Lms):
+    browser, page = launched(lms, Person("uid-arif-1", "arif"))
+    no_token = browser.post(service.url + "/student/submissions", files=[("files", example("maya.zip"))])
+    assert no_token.status_code == 400 and "CSRF" in no_token.json()["error"]
+    big = upload(browser, service.url, [("big.zip", b"\0" * (2 * 1024 * 1024))], page)
+    assert big.status_code == 413 and "larger than 1 MB" in big.json()["error"]
+    many = upload(browser, service.url, [(f"f{i}.py", b"x = 1\n") for i in range(6)], page)
+    assert many.status_code == 400 and "at most 5" in many.json()["error"]
+    odd = upload(browser, service.url, [("notes.txt", b"hello")], page)
+    assert odd.status_code == 400 and "notes.txt" in odd.json()["error"]
+    service.state.rate = UploadRate(1)
+    try:
+        first = upload(browser, service.url, [("tinynet.py", b"x = 1\n")], page)
+        second = upload(browser, service.url, [("tinynet.py", b"x = 2\n")], page)
+    finally:
+        service.state.rate = UploadRate(50)
+    assert first.status_code == 202
+    assert second.status_code == 429 and "wait" in second.json()["error"]
+
+
+def test_no_secret_in_any_page_or_log(service: Served, lms: Lms, tool_key: tuple[Path, dict[str, Any]],
+                                      caplog: pytest.LogCaptureFixture):
+    caplog.set_level(logging.INFO, logger="autograder.service")
+    teacher = Browser()
+    form = lms.start(teacher, Person("uid-teacher-2", "teacher2", roles=[INSTRUCTOR]))
+    page = lms.post(teacher, form).text
+    pages = [page, teacher.get(service.url + "/instructor/report").text,
+             teacher.get(service.url + "/lti/jwks").text]
+    pem = tool_key[0].read_text()
+    body = "".join(pem.splitlines()[1:-1])
+    session_key = (service.state.settings.data / "session.key").read_bytes()
+    jwks = json.loads(pages[-1])
+    assert [set(k) for k in jwks["keys"]] == [{"kty", "n", "e", "kid", "alg", "use"}]  # no private part
+    for text in pages:
+        assert body[40:120] not in text and session_key.hex() not in text and form.id_token not in text
+    assert "launch: teacher2" in caplog.text
+    assert form.id_token not in caplog.text and body[40:120] not in caplog.text
