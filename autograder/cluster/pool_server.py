@@ -23,10 +23,11 @@ from typing import Any
 
 from autograder.cluster import wire
 from autograder.config import Kit, load_kit
-from autograder.errors import AutograderError
+from autograder.errors import AutograderError, ClusterError
 from autograder.grading.options import GradeOptions
 from autograder.grading.pool import GradingPool
 from autograder.grading.provenance import grader_digest
+from autograder.submissions.collect import collect
 
 MAX_LINE = wire.MAX_REQUEST_BYTES * 2  # base64 and JSON around the files
 
@@ -42,7 +43,18 @@ class PoolService:
         self._lock = threading.Lock()  # a broken pool is restarted by one request, not by each
 
     def start(self) -> None:
+        """The pool started and warm: each slot has graded the reference solution, to full marks."""
         self.pool.start()
+        target = self.kit.assignment(None)
+        reference = collect(target.solutions, target.given, target)
+        warming = [self.pool.submit(target.solutions, student="reference", collected=reference)
+                   for _ in range(self.pool.jobs)]
+        for future in warming:
+            result = future.result()
+            if result.score < result.max_score or result.problem:
+                raise ClusterError(
+                    f"this node grades the reference solution of {target.id} {result.score:g}/"
+                    f"{result.max_score:g}, so it takes no work: run `autograder doctor` here")
 
     def digest(self, assignment: str) -> str:
         if assignment not in self._digests:
