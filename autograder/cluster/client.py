@@ -9,6 +9,7 @@ is yielded once. Only this process writes the ledger (batch.py records what is y
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import CancelledError
@@ -27,6 +28,7 @@ from autograder.grading.results import SubmissionResult
 ATTEMPTS = 3  # gradings of one submission that failed on a node before the batch names it ungraded
 CONNECT_TIMEOUT = 60.0  # seconds to reach the scheduler, and to get it back after it is lost
 WAIT_FOR_NODES = 300.0  # seconds to wait for a node with a grading slot to join
+NO_NODE_GRACE = 10.0  # seconds tasks stay in flight with no node at all before they are taken back
 
 
 @dataclass(frozen=True)
@@ -76,18 +78,36 @@ class _Run:
             flying: dict[Any, str] = {}
             done = as_completed(loop=self.client.loop)
             self._top_up(queue, flying, done)
-            for future in done:
-                student = flying.pop(future)
-                result = self._result(future, student)
-                future.release()
-                if result is not None and student in self.missing:
-                    self.missing.remove(student)
-                    yield result  # the batch records it before asking for the next
-                self._top_up(queue, flying, done)
+            stop = threading.Event()
+            threading.Thread(target=self._watch, args=(flying, stop), daemon=True, name="in-flight").start()
+            try:
+                for future in done:
+                    student = flying.pop(future)
+                    result = self._result(future, student)
+                    future.release()
+                    if result is not None and student in self.missing:
+                        self.missing.remove(student)
+                        yield result  # the batch records it before asking for the next
+                    self._top_up(queue, flying, done)
+            finally:
+                stop.set()
         if self.missing:
             shown = "\n  ".join(f"{s}: {self.failures[s][-1]}" for s in self.missing[:10])
             raise ClusterError(f"{len(self.missing)} submissions failed {ATTEMPTS} times on the cluster and "
                                f"were not graded (run grade again to retry them):\n  {shown}")
+
+    def _watch(self, flying: dict[Any, str], stop: threading.Event) -> None:
+        """Take back what is in flight once no node has been there for a while: Dask would hold
+        those tasks until one joins; cancelled, they are submitted again when one does."""
+        empty_since: float | None = None
+        while not stop.wait(1.0):
+            if self._slots() > 0 or not flying:
+                empty_since = None
+            elif empty_since is None:
+                empty_since = time.monotonic()
+            elif time.monotonic() - empty_since > NO_NODE_GRACE:
+                self.client.cancel(list(flying.copy()))  # copy: one step under the GIL
+                empty_since = None
 
     def _top_up(self, queue: list[str], flying: dict[Any, str], done: Any) -> None:
         """As many tasks in flight as the nodes have grading slots: none waits queued on a node."""

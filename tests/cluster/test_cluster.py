@@ -183,7 +183,8 @@ def test_the_cluster_gives_the_local_engines_results_and_survives_a_hostile_subm
     assert (again.graded, again.skipped) == (0, 4)  # nothing due: the cluster is not even asked
 
 
-def _grade_while(kit: Kit, klass: Path, out: Path, address: str, on_first: object) -> list[object]:
+def _grade_while(kit: Kit, klass: Path, out: Path, address: str, on_first: object,
+                 wait_for_nodes: float = 300.0) -> list[object]:
     """Grade on the cluster in a thread; `on_first()` runs once the first result is recorded."""
     outcome: list[object] = []
     seen: list[str] = []
@@ -196,7 +197,7 @@ def _grade_while(kit: Kit, klass: Path, out: Path, address: str, on_first: objec
     def run() -> None:
         try:
             outcome.append(grade_batch(kit, klass, out, options=_options(kit), on_result=each,
-                                       executor=ClusterExecutor(address)))
+                                       executor=ClusterExecutor(address, wait_for_nodes=wait_for_nodes)))
         except BaseException as exc:  # noqa: BLE001 - handed to the test thread
             outcome.append(exc)
 
@@ -250,6 +251,24 @@ def test_a_scheduler_restart_mid_batch_ends_with_everyone_graded_once(cluster, k
     assert _ledger(out) == sorted(STUDENTS)
     assert _results(out) == uninterrupted
     cluster.wait_for(2)
+
+
+def test_a_batch_whose_only_node_is_gone_stops_and_says_so(kit, tmp_path):
+    lone = Cluster(tmp_path, kit)
+    lone.start_scheduler()
+    lone.start_node()
+    try:
+        lone.wait_for(1)
+        klass = _class(tmp_path, {f"s{i}": "solution" for i in range(4)})
+
+        def gone() -> None:
+            os.killpg(lone.nodes[0].pid, signal.SIGKILL)
+
+        [outcome] = _grade_while(kit, klass, tmp_path / "out", lone.address, gone, wait_for_nodes=5.0)
+    finally:
+        lone.stop()
+    assert isinstance(outcome, ClusterError) and "no autograder node has joined" in str(outcome)
+    assert len(_ledger(tmp_path / "out")) == 1  # what was graded is kept; the rest is due next run
 
 
 def test_a_node_with_other_graders_is_refused_by_name(cluster, kit, tmp_path):
