@@ -28,6 +28,7 @@ from autograder.grading.results import SubmissionResult
 ATTEMPTS = 3  # gradings of one submission that failed on a node before the batch names it ungraded
 CONNECT_TIMEOUT = 60.0  # seconds to reach the scheduler, and to get it back after it is lost
 WAIT_FOR_NODES = 300.0  # seconds to wait for a node with a grading slot to join
+SLOTS_FRESH = 1.0  # seconds the count of grading slots is trusted before the scheduler is asked again
 NO_NODE_GRACE = 10.0  # seconds tasks stay in flight with no node at all before they are taken back
 
 
@@ -69,6 +70,7 @@ class _Run:
         self.executor = executor
         self.missing = list(requests)  # in the batch's order; the ledger lacks these
         self.failures: dict[str, list[str]] = {}
+        self._slots_at = (-SLOTS_FRESH, 0)  # (when, how many)
 
     def results(self) -> Iterator[SubmissionResult]:
         from distributed import as_completed
@@ -85,10 +87,10 @@ class _Run:
                     student = flying.pop(future)
                     result = self._result(future, student)
                     future.release()
+                    self._top_up(queue, flying, done)  # first: the slot grades while the batch records
                     if result is not None and student in self.missing:
                         self.missing.remove(student)
                         yield result  # the batch records it before asking for the next
-                    self._top_up(queue, flying, done)
             finally:
                 stop.set()
         if self.missing:
@@ -145,11 +147,17 @@ class _Run:
         return result
 
     def _slots(self) -> int:
+        """The cluster's grading slots (asked of the scheduler at most every SLOTS_FRESH seconds)."""
+        now = time.monotonic()
+        if now - self._slots_at[0] < SLOTS_FRESH:
+            return self._slots_at[1]
         try:
             workers = self.client.scheduler_info(n_workers=-1).get("workers", {}).values()
+            slots = int(sum(w.get("resources", {}).get(SLOT, 0) for w in workers))
         except (OSError, TimeoutError, CancelledError):
-            return 0  # the scheduler is away: nothing is submitted until it is back
-        return int(sum(w.get("resources", {}).get(SLOT, 0) for w in workers))
+            slots = 0  # the scheduler is away: nothing is submitted until it is back
+        self._slots_at = (now, slots)
+        return slots
 
     def _wait_until_usable(self) -> None:
         """Back on the scheduler (after losing it) and with at least one node that grades."""
