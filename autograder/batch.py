@@ -13,10 +13,11 @@ import dataclasses
 import functools
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from autograder.config import Assignment, Kit
 from autograder.exam.plan import plan_for
@@ -61,11 +62,44 @@ class BatchSummary:
 
 
 @dataclass(frozen=True)
-class _Entry:
+class Entry:
+    """One submission as read for a batch: its student, its files and the key of its grade."""
+
     path: Path
     student: str
     collected: Collected
     key: tuple[str, str]  # (submission digest, grader digest)
+
+
+class GradeExecutor(Protocol):
+    """Turns the submissions a batch has claimed into results, yielded in any order, each once.
+
+    The batch records each result before it asks for the next, so what has been yielded is in
+    the ledger. The local pool is one executor; a Dask cluster (autograder.cluster) is another."""
+
+    def grade(self, kit: Kit, target: Assignment, todo: Sequence[Entry], options: GradeOptions,
+              plan: Plan | None) -> Iterator[SubmissionResult]: ...
+
+
+@dataclass(frozen=True)
+class PoolExecutor:
+    """Grading on this machine: on `pool` (the caller's, kept warm) or on one started for the batch."""
+
+    jobs: int | None = None
+    pool: GradingPool | None = None
+
+    def grade(self, kit: Kit, target: Assignment, todo: Sequence[Entry], options: GradeOptions,
+              plan: Plan | None) -> Iterator[SubmissionResult]:
+        pool = self.pool or GradingPool(kit, options, max(1, min(self.jobs or default_jobs(), len(todo))),
+                                        target.id)
+        try:
+            pool.start()
+            collected = {e.path: e.collected for e in todo}
+            yield from pool.grade_many([e.path for e in todo], assignment=target.id, plan=plan,
+                                       collected=collected)
+        finally:
+            if self.pool is None:
+                pool.close()
 
 
 def default_jobs() -> int:
@@ -80,14 +114,14 @@ def list_submissions(folder: Path) -> list[Path]:
     )
 
 
-def read_submissions(kit: Kit, target: Assignment, paths: list[Path], plan: Plan, lang: str) -> list[_Entry]:
+def read_submissions(kit: Kit, target: Assignment, paths: list[Path], plan: Plan, lang: str) -> list[Entry]:
     """Each submission read once, with the key of the grade it would get."""
     graders = grader_digest(kit, target, lang)
     entries = []
     for path in paths:
         name = student_name(path)
         collected = collect(path, target.given, target)
-        entries.append(_Entry(path, name, collected, (submission_digest(collected, plan.context(path, name)),
+        entries.append(Entry(path, name, collected, (submission_digest(collected, plan.context(path, name)),
                                                        graders)))
     return entries
 
@@ -114,6 +148,7 @@ def grade_batch(
     secret: bytes | None = None,
     times: Mapping[str, datetime] | None = None,
     pool: GradingPool | None = None,
+    executor: GradeExecutor | None = None,
 ) -> BatchSummary:
     """Grade the submissions in a folder whose grade is missing or out of date (all: `regrade`).
 
@@ -122,6 +157,7 @@ def grade_batch(
     when missing) and the late policy applied to each submission's time (`times`, student ->
     time, else the platform's metadata in the submission). `pool`: a started pool to grade on,
     which stays the caller's (else one is started for this batch, only if there is work).
+    `executor`: grade elsewhere (a cluster) instead; only this process writes the ledger.
     """
     started = time.monotonic()
     if pool is not None:
@@ -130,8 +166,10 @@ def grade_batch(
     language = options.language(kit.language)
     plan = plan_for(kit, target.id, secret, times)  # an exam without its secret stops here
     key = signing.load_key(kit.root)
-    if options.sandbox and pool is None:
-        launch.check_available(kit.sandbox.uid_base)
+    if executor is None:
+        executor = PoolExecutor(jobs, pool)
+        if options.sandbox and pool is None:
+            launch.check_available(kit.sandbox.uid_base)
     entries = read_submissions(kit, target, list_submissions(submissions), plan or PlainPlan(), language)
     out.mkdir(parents=True, exist_ok=True)
     messages = load_messages([ENGINE_MESSAGES, target.graders / "messages"], language)
@@ -151,7 +189,7 @@ def grade_batch(
                     on_result(result)
 
             if todo:
-                _grade(kit, target, todo, options, jobs, pool, plan, book, claims, key, regrade, write)
+                _grade(kit, target, todo, options, executor, plan, book, claims, key, regrade, write)
         reports.write_class(out, book, target, time.monotonic() - started, messages, language)
     finally:
         book.close()
@@ -173,24 +211,14 @@ def _why(known: tuple[str, str] | None, key: tuple[str, str], regrade: bool) -> 
     return "changed" if regrade else ""
 
 
-def _grade(kit: Kit, target: Assignment, todo: list[_Entry], options: GradeOptions, jobs: int | None,
-           pool: GradingPool | None, plan: Plan | None, book: Gradebook, claims: Claims, key: bytes,
-           regrade: bool, write: Callable[[SubmissionResult], None]) -> None:
-    own = pool is None
-    if pool is None:
-        pool = GradingPool(kit, options, max(1, min(jobs or default_jobs(), len(todo))), target.id)
+def _grade(kit: Kit, target: Assignment, todo: list[Entry], options: GradeOptions, executor: GradeExecutor,
+           plan: Plan | None, book: Gradebook, claims: Claims, key: bytes, regrade: bool,
+           write: Callable[[SubmissionResult], None]) -> None:
     by_student = {e.student: e for e in todo}
-    try:
-        pool.start()
-        collected = {e.path: e.collected for e in todo}
-        for result in pool.grade_many([e.path for e in todo], assignment=target.id, plan=plan,
-                                      collected=collected):
-            entry = by_student[result.student]
-            result = stamped(result, entry.key, key)
-            write(result)
-            # One transaction per student, with the claim's release: a kill loses nothing graded.
-            release = functools.partial(claims.release_in, assignment=target.id, student=result.student)
-            book.record(result, force=regrade, after=release)
-    finally:
-        if own:
-            pool.close()
+    for result in executor.grade(kit, target, todo, options, plan):
+        entry = by_student[result.student]
+        result = stamped(result, entry.key, key)
+        write(result)
+        # One transaction per student, with the claim's release: a kill loses nothing graded.
+        release = functools.partial(claims.release_in, assignment=target.id, student=result.student)
+        book.record(result, force=regrade, after=release)

@@ -23,3 +23,9 @@ class SandboxUnavailable(AutograderError):
 
 class WorkerProtocolError(AutograderError):
     """The sandboxed worker pool stopped answering and could not be restarted."""
+
+
+class ClusterError(AutograderError):
+    """Grading on a Dask cluster could not go on: no scheduler, no nodes, or nodes with other graders."""
+
+    exit_code = 4

@@ -55,11 +55,13 @@ def build(assignment: str | None, kit_dir: Path | None, check_only: bool) -> Non
 @click.option("--no-sandbox", is_flag=True, help="Run student code without isolation (trusted code only).")
 @click.option("--quiet", is_flag=True, help="One line per student instead of a progress bar.")
 @click.option("--junit", is_flag=True, help="Also write OUT/junit/<student>.xml (one testcase per check).")
+@click.option("--cluster", default=None, metavar="ADDRESS",
+              help="Grade on the nodes of this Dask scheduler (see `autograder worker`) instead of here.")
 @kit_option
 @friendly
 def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None, lang: str | None,
           gradebook: Path | None, regrade: bool, no_sandbox: bool, quiet: bool, junit: bool,
-          kit_dir: Path | None) -> None:
+          cluster: str | None, kit_dir: Path | None) -> None:
     """Grade every submission (a folder or zip per student) in SUBMISSIONS."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -88,8 +90,13 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
             progress.advance(bar)
 
         options = GradeOptions(sandbox=not no_sandbox, lang=lang)
+        executor = None
+        if cluster:
+            from autograder.cluster.client import ClusterExecutor
+
+            executor = ClusterExecutor(cluster)  # the nodes sandbox (or not) as each was started
         summary = grade_batch(kit, submissions, out, assignment=target.id, options=options, jobs=jobs,
-                              gradebook=gradebook, regrade=regrade, on_result=show)
+                              gradebook=gradebook, regrade=regrade, on_result=show, executor=executor)
     click.echo(f"{summary.describe()} in {summary.seconds:.1f} s -> {out}/grades.csv")
 
 
@@ -141,12 +148,13 @@ def verify(out: Path) -> None:
 
 
 def _register() -> None:
+    from autograder.cli.cluster import worker
     from autograder.cli.export import export, gradescope
     from autograder.cli.lti import lti, publish
     from autograder.cli.notebook import notebook
     from autograder.cli.serve import serve
 
-    for command in (export, gradescope, publish, lti, notebook, serve):
+    for command in (export, gradescope, publish, lti, notebook, serve, worker):
         main.add_command(command)
     from autograder.cli.exam import exam
 
