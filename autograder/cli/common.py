@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from autograder.config import Kit, find_kit_root, load_kit
 from autograder.errors import AutograderError
@@ -26,7 +27,8 @@ def friendly(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except AutograderError as exc:
-            err.print(f"[bold red]error:[/] {exc}", highlight=False)
+            # escaped: "[assignments.x]" in a message is text, not rich markup
+            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
             sys.exit(exc.exit_code)
 
     return run  # type: ignore[return-value]
