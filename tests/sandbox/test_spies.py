@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from autograder.sandbox import codec
 from autograder.sandbox.inside.spies import backward_runs, graph_nodes, optimizer_steps
 
 
@@ -50,3 +51,56 @@ def test_optimizer_steps_are_counted_with_their_class():
     assert spy.steps == 3 and spy.optimizers == ["SGD"]
     opt.step()
     assert spy.steps == 3  # the hook is gone after the block
+
+
+PROBES = '''
+from autograder.sandbox.inside.spies import backward_runs
+
+def grad(mod):
+    with backward_runs() as spy:
+        mod.grad()
+    return spy.runs
+'''
+HONEST = "import torch\n\ndef grad():\n    (torch.tensor(1.0, requires_grad=True) * 2).backward()\n"
+# Replaces the spy before the probes import it, so that it always reports one backward pass.
+FORGER = '''
+import contextlib
+from autograder.sandbox.inside import spies
+
+class _Always:
+    runs = 1
+
+@contextlib.contextmanager
+def _fake():
+    yield _Always()
+
+spies.backward_runs = _fake
+
+def grad():
+    return None
+'''
+
+
+def _runtime(tmp_path, source: str):
+    from autograder.sandbox.inside.runtime import TaskRuntime
+
+    (tmp_path / "student_grad.py").write_text(source, encoding="utf-8")
+    runtime = TaskRuntime(str(tmp_path), "student_grad", PROBES)
+    return runtime, runtime.open()
+
+
+def test_a_probe_reports_the_spy_count(tmp_path):
+    runtime, status = _runtime(tmp_path, HONEST)
+    assert status == {"imported": True}
+    assert codec.decode(runtime.call("grad", {}, seed=0)) == {"value": 1}
+
+
+def test_a_submission_that_replaces_a_spy_is_caught(tmp_path):
+    from autograder.sandbox.inside import spies
+
+    original = spies.backward_runs
+    try:
+        _, status = _runtime(tmp_path, FORGER)
+        assert "tampered" in status and "spies" in status["tampered"], status
+    finally:
+        spies.backward_runs = original
