@@ -46,8 +46,8 @@ def technical_terms(text: str) -> set[str]:
 
 def is_pure_code(text: str) -> bool:
     """Only placeholders, punctuation and code spans: the same in every language ("{call}: {raised}")."""
-    literal = "".join(part for part, _, _, _ in Formatter().parse(text))
-    return not re.search(r"[A-Za-z]", re.sub(r"`[^`]+`", "", literal))
+    literal = "".join(part for part, _, _, _ in Formatter().parse(re.sub(r"`[^`]+`", "", text)))
+    return not re.search(r"[A-Za-z]", literal)
 
 
 def translation_problems(english: str, translated: str, lang: str) -> list[str]:
