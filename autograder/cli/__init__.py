@@ -43,6 +43,10 @@ def build(assignment: str | None, kit_dir: Path | None, check_only: bool) -> Non
         return
     written = builder.build_assignment(kit.root, target.id)
     click.echo(f"wrote {len(written)} files to assignments/{target.id}")
+    from autograder.authoring.assignment_checks import assignment_problems
+
+    for problem in assignment_problems(target):  # the folder is written; say what doctor will refuse
+        click.echo(f"warning: {problem}")
 
 
 @main.command()

@@ -323,8 +323,13 @@ def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):
 
 
 def tuned(mod):
-    """The module's TUNED, as plain data (the check trains it with the reference's loop)."""
+    """The module's TUNED, as plain data (the check trains it with the reference's loop).
+
+    Without TUNED, tuned_values() itself: a notebook's cells keep definitions only, so its
+    `TUNED = tuned_values()` line is never run (a stub's NotImplementedError propagates)."""
     value = getattr(mod, "TUNED", None)
+    if value is None and callable(getattr(mod, "tuned_values", None)):
+        value = mod.tuned_values()
     obs: dict[str, Any] = {"type": _tname(value), "items": None}
     if type(value) is dict:
         obs["items"] = {
