@@ -59,6 +59,7 @@ class References:
         self.prefix = "_reference_" + re.sub(r"\W", "_", self.folder.name)
         self.module = functools.cache(self._module)
         self.variant = functools.lru_cache(maxsize=64)(self._variant)
+        self.graders_module = functools.cache(self._graders_module)
 
     @classmethod
     def of_graders(cls, graders_file: str) -> References:
@@ -76,6 +77,6 @@ class References:
         digest = hashlib.sha256(source.encode()).hexdigest()[:16]
         return exec_source(self.folder / f"{task}.py", source, f"{self.prefix}_{task}_{digest}")
 
-    def graders_module(self, name: str) -> ModuleType:
+    def _graders_module(self, name: str) -> ModuleType:
         """A graders file by name (say, probes.py) as a module, to build what the worker builds."""
         return load_path(self.folder / "graders" / f"{name}.py", f"{self.prefix}_graders_{name}")

@@ -32,6 +32,7 @@ def test_of_graders_from_the_graders_folder_itself(assignment):
     refs = References.of_graders(str(assignment / "graders" / "support.py"))
     assert refs.folder == assignment.resolve()
     assert refs.graders_module("probes").probe(None) == 1
+    assert refs.graders_module("probes") is refs.graders_module("probes")
 
 
 def test_a_variant_is_its_own_module(assignment):
