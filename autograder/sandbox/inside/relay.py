@@ -176,6 +176,10 @@ class Relay:
         frame = self._await_frame("import")
         if frame is None:
             return False
+        tampered = frame[1].get("tampered")
+        if type(tampered) is str and not frame[2]:  # the import changed what the probes use: task over
+            self._lost("tampered", tampered)
+            return False
         if type(frame[1].get("imported")) is not bool or frame[2]:
             self._lost("protocol", "import")
             return False
