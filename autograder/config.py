@@ -75,6 +75,7 @@ class Assignment:
     tasks: tuple[TaskConfig, ...]
     content: str = ""  # solutions/<content>/ (default: the id); an exam can reuse an exercise's
     exam: ExamConfig | None = None
+    languages: tuple[str, ...] = ("en",)  # feedback languages its catalogue is complete in
 
     @property
     def solutions(self) -> Path:
@@ -247,7 +248,7 @@ def _exam(data: dict[str, Any], where: str) -> ExamConfig:
 
 def _assignment(root: Path, aid: str, data: dict[str, Any], declared: dict[str, Any]) -> Assignment:
     where = f"assignments.{aid}"
-    _check_keys(data, {"title", "given", "tasks", "extends", "exam"}, where)
+    _check_keys(data, {"title", "given", "tasks", "extends", "exam", "languages"}, where)
     base: Assignment | None = None
     if "extends" in data:
         parent = data["extends"]
@@ -272,10 +273,25 @@ def _assignment(root: Path, aid: str, data: dict[str, Any], declared: dict[str, 
     if not isinstance(given, list) or not all(isinstance(g, str) for g in given):
         raise ConfigError(f"grading.toml: {where}.given must be a list of file names")
     exam = _exam(_table(data["exam"], f"{where}.exam"), f"{where}.exam") if "exam" in data else None
+    languages = _languages(data.get("languages", list(base.languages) if base else ["en"]), where)
     return Assignment(
         id=aid, title=str(data.get("title", base.title if base else aid)), root=root, given=tuple(given),
-        tasks=tasks, content=(base.content or base.id) if base else "", exam=exam,
+        tasks=tasks, content=(base.content or base.id) if base else "", exam=exam, languages=languages,
     )
+
+
+def _languages(value: Any, where: str) -> tuple[str, ...]:
+    """The feedback languages an assignment declares: English first, each a known one, once."""
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"grading.toml: {where}.languages must be a list like [\"en\", \"bn\"]")
+    unknown = sorted(set(value) - set(LANGUAGES))
+    if unknown:
+        raise ConfigError(f"grading.toml: {where}.languages: unknown language {unknown[0]!r} "
+                          f"(known: {', '.join(LANGUAGES)})")
+    if value[0] != "en" or len(set(value)) != len(value):
+        raise ConfigError(f"grading.toml: {where}.languages must start with \"en\" (the fallback of "
+                          f"every message) and name each language once, got {value!r}")
+    return tuple(value)
 
 
 def parse_kit(root: Path, data: dict[str, Any]) -> Kit:

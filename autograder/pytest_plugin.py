@@ -1,6 +1,6 @@
 """Run an assignment's graders with plain pytest against one submission, for debugging.
 
-    pytest solutions/nn_module/graders --submission path/to/student [--no-sandbox]
+    pytest solutions/<id>/graders --submission path/to/student [--no-sandbox]
 
 A graders folder's conftest.py imports the fixtures from here.
 """

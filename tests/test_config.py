@@ -53,3 +53,28 @@ def test_broken_toml_names_the_file(tmp_path):
     (tmp_path / "grading.toml").write_text("[kit\n")
     with pytest.raises(ConfigError, match="grading.toml"):
         load_kit(tmp_path)
+
+
+def _with_languages(value):
+    data = _minimal()
+    data["assignments"]["a"]["languages"] = value
+    return data
+
+
+@pytest.mark.parametrize(("value", "words"), [
+    ("en", "must be a list"), ([], "must be a list"), (["en", "fr"], "unknown language 'fr'"),
+    (["bn"], "must start with \"en\""), (["en", "en"], "each language once"),
+])
+def test_languages_are_validated(value, words):
+    with pytest.raises(ConfigError) as info:
+        parse_kit(ROOT, _with_languages(value))
+    assert "assignments.a.languages" in str(info.value) and words in str(info.value)
+
+
+def test_languages_default_to_english_and_an_exam_inherits_them():
+    assert parse_kit(ROOT, _minimal()).assignment("a").languages == ("en",)
+    data = _with_languages(["en", "bn"])
+    data["assignments"]["e"] = {"extends": "a"}
+    kit = parse_kit(ROOT, data)
+    assert kit.assignment("a").languages == kit.assignment("e").languages == ("en", "bn")
+    assert load_kit(ROOT).assignment("tensors_autograd").languages == ("en", "bn")

@@ -4,7 +4,8 @@ The catalogues: the engine's (`autograder/messages/`, with the `[ui]` labels of 
 and every assignment's (`solutions/<assignment>/graders/messages/`). For each `en.toml` there is a
 `bn.toml` with exactly the same keys; every message has the same fields in both languages, and each
 field the same `{placeholders}` (names, count, format spec and conversion). A Bangla text that is
-just the English one is an untranslated message, except the few pure-code texts whitelisted here.
+just the English one is an untranslated message, except texts of placeholders and code only.
+The rules live in autograder/authoring/catalogue_rules.py, which `autograder doctor` applies too.
 Technical terms (`state_dict`, `zero_grad()`, `1/(1-p)`, `(N,)`, ...) stay in English as the course
 writes them, so the Bangla text must contain every one the English text has. End to end, a
 submission with one known bug gets its feedback in the language asked for.
@@ -12,10 +13,8 @@ submission with one known bug gets its feedback in the language asked for.
 
 from __future__ import annotations
 
-import re
 import shutil
 import tomllib
-from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 from string import Formatter
@@ -24,6 +23,8 @@ from typing import Any
 import pytest
 from kit_assignments import ASSIGNMENTS
 
+from autograder.authoring.catalogue_rules import SCRIPTS, catalogue_problems, is_pure_code, technical_terms
+from autograder.catalogues import placeholders
 from autograder.config import Kit
 from autograder.grading import judge
 from autograder.grading.course import LABEL_TABLES, Graders, _flatten, load_graders
@@ -43,13 +44,7 @@ FIELDS = ("observed", "expected", "idea")
 # Labels that start "label: text" lines of the feedback (the HTML page bolds them by that prefix).
 LINE_LABELS = ("observed", "expected", "idea", "failing_input")
 
-# Texts that are only placeholders and code, the same in every language: (folder, key, field).
-SAME_IN_BOTH = {
-    ("solutions/nn_module/graders/messages", "counting.no_value_error", "observed"),  # "{call}: {observed}"
-    ("solutions/nn_module/graders/messages", "dropout.no_value_error", "observed"),  # "{call}: {raised}"
-}
-
-BENGALI = re.compile(r"[\u0980-\u09FF]")
+BENGALI = SCRIPTS["bn"]
 
 
 def load(folder: Path, lang: str) -> dict[str, dict[str, Any]]:
@@ -60,15 +55,6 @@ def load(folder: Path, lang: str) -> dict[str, dict[str, Any]]:
     return _flatten(data)
 
 
-def placeholders(text: str) -> Counter[tuple[str, str, str | None]]:
-    """The replacement fields of a str.format text: (name, format spec, conversion), with counts."""
-    return Counter(
-        (name, spec or "", conversion)
-        for _, name, spec, conversion in Formatter().parse(text)
-        if name is not None
-    )
-
-
 def dummy_values(text: str) -> dict[str, str]:
     """A distinct stand-in value for every placeholder of `text`."""
     return {name: f"<{name}>" for _, name, _, _ in Formatter().parse(text) if name}
@@ -76,29 +62,6 @@ def dummy_values(text: str) -> dict[str, str]:
 
 def messages(folder: Path, lang: str) -> list[tuple[str, str, str]]:
     return [(key, field, text) for key, entry in load(folder, lang).items() for field, text in entry.items()]
-
-
-def technical_terms(text: str) -> set[str]:
-    """Code-like tokens of an English text: `code spans`, calls, dotted names, snake_case, shapes,
-    formulas and CamelCase names (zero_grad(), nn.ModuleList, 1/(1-p), (N,), ReLU, ValueError)."""
-    terms = set(re.findall(r"`[^`]+`", text))
-    for raw in re.sub(r"`[^`]+`", " ", text).split():
-        token = re.sub(r"'s$", "", raw.strip(",;:!?\"'"))
-        if not token.endswith("..."):
-            token = token.rstrip(".")
-        if token.count("(") < token.count(")"):
-            token = token.rstrip(")")
-        if token.count("(") > token.count(")"):
-            token = token.lstrip("(")
-            if token.count("(") > token.count(")"):  # "nn.ModuleList(one nn.Linear ...)": the name only
-                token = token.split("(")[0]
-        token = token.strip(",;:!?\"'")
-        if re.fullmatch(r"\(\w+\)", token) or token in {"e.g", "i.e"} or "{" in token:
-            continue  # a word in parentheses, an abbreviation, a placeholder
-        code_like = re.search(r"[_().\[\]=@*<>/]", token) or re.search(r"[a-z][A-Z]|[A-Z]{2}", token)
-        if code_like and re.search(r"[A-Za-z0-9]", token):
-            terms.add(token)
-    return terms
 
 
 # ----------------------------------------------------------------------------- the catalogues
@@ -149,13 +112,11 @@ def test_same_placeholders_in_both_languages(folder):
 
 @pytest.mark.parametrize("folder", CATALOGUES, ids=IDS)
 def test_bangla_is_translated(folder):
-    rel = str(folder.relative_to(ROOT))
     en, bn = load(folder, "en"), load(folder, "bn")
     for key in en.keys() & bn.keys():
         for field in en[key].keys() & bn[key].keys():
             same = bn[key][field].strip() == en[key][field].strip()
-            if (rel, key, field) in SAME_IN_BOTH:
-                assert same, f"{key}.{field} is whitelisted as pure code but differs: update SAME_IN_BOTH"
+            if is_pure_code(en[key][field]):  # only placeholders and code: "{call}: {raised}"
                 continue
             assert not same, f"{key}.{field} is the English text, untranslated: {bn[key][field]!r}"
             assert BENGALI.search(bn[key][field]), f"{key}.{field} has no Bangla in it: {bn[key][field]!r}"
@@ -168,6 +129,17 @@ def test_bangla_keeps_the_technical_terms(folder):
         for field in en[key].keys() & bn[key].keys():
             lost = sorted(t for t in technical_terms(en[key][field]) if t not in bn[key][field])
             assert not lost, f"{key}.{field}: the Bangla text lacks {lost} (keep technical terms in English)"
+
+
+@pytest.mark.parametrize("folder", CATALOGUES, ids=IDS)
+def test_doctor_finds_nothing_wrong(folder):
+    """`autograder doctor` applies the same rules (autograder/authoring/catalogue_rules.py)."""
+    assert list(catalogue_problems(folder, LANGS)) == []
+
+
+def test_pure_code_texts():
+    assert is_pure_code("{call}: {raised}") and is_pure_code("`{x}` -> `y.grad`")
+    assert not is_pure_code("{call} returned {got}")
 
 
 def test_technical_terms_examples():

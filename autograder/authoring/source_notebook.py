@@ -19,6 +19,7 @@ from autograder.authoring.build import NOTEBOOK_DIR
 from autograder.authoring.markers import BEGIN_MARKER, END_MARKER, find_regions, stub_items
 from autograder.config import Assignment, TaskConfig, load_kit
 from autograder.errors import ConfigError
+from autograder.submissions.notebook import NOTEBOOK_METADATA
 
 SCHEMA_VERSION = 3
 GIVEN_CELL_ID = "given"
@@ -137,7 +138,9 @@ def source_notebook(kit_root: Path, assignment_id: str) -> dict[str, Any]:
                                                               points=task.points)))
     return {
         "cells": cells,
-        "metadata": {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}},
+        # Which assignment the notebook is: `notebook split` and notebook grading read it from here.
+        "metadata": {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"},
+                     NOTEBOOK_METADATA: {"assignment": assignment.id}},
         "nbformat": 4,
         "nbformat_minor": 5,
     }

@@ -30,16 +30,23 @@ def build(assignment: str | None, kit_dir: Path | None, check_only: bool) -> Non
     target = kit.assignment(assignment)
     if check_only:
         drift = builder.diff_assignment(kit.root, target.id)
+        for path in drift:
+            click.echo(f"differs: {path}")
+        problems = _graders_problems(target)
         if drift:
-            for path in drift:
-                click.echo(f"differs: {path}")
             raise click.ClickException(
                 f"assignments/{target.id} is out of date: run `autograder build {target.id}`"
             )
-        click.echo(f"assignments/{target.id} is in sync with solutions/{target.id}")
+        if problems:
+            raise click.ClickException(f"{target.id}: {len(problems)} problems in its graders (above)")
+        click.echo(f"assignments/{target.id} is in sync with solutions/{target.id}; its graders check out")
         return
     written = builder.build_assignment(kit.root, target.id)
     click.echo(f"wrote {len(written)} files to assignments/{target.id}")
+    from autograder.authoring.assignment_checks import assignment_problems
+
+    for problem in assignment_problems(target):  # the folder is written; say what doctor will refuse
+        click.echo(f"warning: {problem}")
 
 
 @main.command()
@@ -119,17 +126,67 @@ def check(folder: Path | None, assignment: str | None, lang: str | None, kit_dir
 @kit_option
 @friendly
 def doctor(kit_dir: Path | None) -> None:
-    """Check that this machine can grade: config, graders and the sandbox."""
-    from autograder.grading.course import load_graders, validate_points
+    """Check that this machine can grade: config, graders (what `make test` checks) and the sandbox."""
+    from autograder.authoring.assignment_checks import ENGINE_MESSAGES
+    from autograder.authoring.catalogue_rules import catalogue_problems
+    from autograder.config import LANGUAGES
     from autograder.sandbox.launch import check_available
 
     kit = find_kit(kit_dir)
-    for assignment in kit.assignments.values():
-        graders = load_graders(assignment)
-        validate_points(graders)
-        click.echo(f"ok: {assignment.id}: {sum(len(c) for c in graders.checks.values())} checks")
+    engine = list(catalogue_problems(ENGINE_MESSAGES, LANGUAGES))
+    for problem in engine:
+        click.echo(f"problem: {problem}")
+    failed = [a.id for a in kit.assignments.values() if _graders_problems(a)] + (["engine"] if engine else [])
+    if failed:
+        raise click.ClickException(f"graders with problems (listed above): {', '.join(failed)}")
     check_available(kit.sandbox.uid_base)
     click.echo("ok: sandbox (bubblewrap namespaces, unprivileged uid)")
+
+
+def _graders_problems(assignment: Any) -> list[str]:
+    """Print and return what is wrong with an assignment's graders: points, keys, catalogues, cells."""
+    from autograder.authoring.assignment_checks import assignment_problems
+    from autograder.errors import ConfigError
+    from autograder.grading.course import load_graders, validate_points
+
+    problems = []
+    try:
+        graders = load_graders(assignment)
+        validate_points(graders)
+        checks = sum(len(c) for c in graders.checks.values())
+    except ConfigError as exc:
+        problems.append(str(exc))
+        checks = 0
+    problems += assignment_problems(assignment)
+    for problem in problems:
+        click.echo(f"problem: {assignment.id}: {problem}")
+    if not problems:
+        click.echo(f"ok: {assignment.id}: {checks} checks, points add up, messages in "
+                   f"{'/'.join(assignment.languages)}, notebook cells")
+    return problems
+
+
+@main.command("new")
+@click.argument("assignment_id", metavar="ID")
+@click.option("--tasks", "task_list", required=True, help="Task names, comma-separated: tensors,autograd.")
+@click.option("--title", default="", help="The assignment's title (default: from the id).")
+@kit_option
+@friendly
+def new(assignment_id: str, task_list: str, title: str, kit_dir: Path | None) -> None:
+    """Scaffold assignment ID: solutions/ID/ with graders and catalogues, its grading.toml section."""
+    from autograder.authoring import build as builder
+    from autograder.authoring.scaffold import scaffold_assignment
+
+    kit = find_kit(kit_dir)
+    tasks = [t.strip() for t in task_list.split(",") if t.strip()]
+    made = scaffold_assignment(kit.root, assignment_id, tasks, title)
+    written = builder.build_assignment(kit.root, assignment_id)
+    click.echo(f"wrote {len(made.files)} files to solutions/{assignment_id}, its section to grading.toml, "
+               f"and {len(written)} files to assignments/{assignment_id}")
+    click.echo(f"next: write each task in solutions/{assignment_id}/<task>.py (between the markers), "
+               "its checks in graders/public and graders/hidden, its messages in graders/messages/; "
+               f"then `autograder build {assignment_id}`, `autograder doctor`, and grade the reference: "
+               f"`autograder grade DIR --assignment {assignment_id} --out OUT`")
 
 
 @main.command()

@@ -9,7 +9,7 @@ import click
 from autograder.authoring.source_notebook import build_source_notebook, points_text
 from autograder.cli.common import friendly, kit_option
 from autograder.config import Kit, find_kit_root, load_kit
-from autograder.submissions.notebook import collect_notebook, write_files
+from autograder.submissions.notebook import collect_notebook, notebook_assignment, write_files
 
 
 def _kit(kit_dir: Path | None) -> Kit:
@@ -42,12 +42,14 @@ def build_command(assignment: str | None, out: Path | None, kit_dir: Path | None
                 type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True,
               help="Folder for the task files.")
-@click.option("--assignment", default=None, help="Assignment id (default: the kit's default).")
+@click.option("--assignment", default=None,
+              help="Assignment id (default: the one the notebook's metadata names, else the kit's default).")
 @kit_option
 @friendly
 def split_command(notebook_path: Path, out: Path, assignment: str | None, kit_dir: Path | None) -> None:
     """Show how NOTEBOOK is graded: write its task files to OUT (nothing in it is run)."""
-    target = _kit(kit_dir).assignment(assignment)
+    target = _kit(kit_dir).assignment(assignment or notebook_assignment(notebook_path))
+    click.echo(f"assignment: {target.id}")
     collected = collect_notebook(notebook_path, target.given, target)
     for note in collected.notes:
         click.echo(f"note: {note}")

@@ -87,6 +87,7 @@ def bundle_config(kit: Kit, assignment: Assignment) -> str:
         f"[assignments.{assignment.id}]",
         f"title = {_toml_str(assignment.title)}",
         f"given = [{', '.join(_toml_str(g) for g in assignment.given)}]",
+        f"languages = [{', '.join(_toml_str(code) for code in assignment.languages)}]",
         "",
         f"[assignments.{assignment.id}.exam]",
         f"check = {_toml_str(exam.check)}",

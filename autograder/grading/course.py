@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from autograder.catalogues import flatten as _flatten
 from autograder.checks import POINTS_ATTR, Check
 from autograder.config import Assignment
 from autograder.errors import ConfigError
@@ -78,18 +79,6 @@ def render_title(template: str, params: Any) -> str:
         return str(obj)
 
     return _TITLE_FIELD.sub(value, template)
-
-
-def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
-    for key, value in table.items():
-        if not isinstance(value, dict):
-            continue
-        name = f"{prefix}{key}"
-        if any(isinstance(v, str) for v in value.values()):
-            out[name] = {k: v for k, v in value.items() if isinstance(v, str)}
-        out.update(_flatten(value, name + "."))
-    return out
 
 
 def load_messages(folders: list[Path], lang: str) -> dict[str, dict[str, str]]:
@@ -156,6 +145,12 @@ def load_graders(assignment: Assignment, folder: Path | None = None, lang: str =
     """Import the checks of every task from `folder` (default: the instructor's graders)."""
     use_profile()  # before the checks are imported: their decorators read the profile
 
+    if lang not in assignment.languages:  # English where a text is missing would pass for Bangla
+        raise ConfigError(
+            f"assignment {assignment.id!r} has no {lang!r} feedback: grading.toml declares "
+            f"assignments.{assignment.id}.languages = {list(assignment.languages)}; complete "
+            f"graders/messages/{lang}.toml and add {lang!r} there (`autograder doctor` checks it)"
+        )
     folder = (folder or assignment.graders).resolve()
     if not folder.is_dir():
         raise ConfigError(f"{folder}: graders folder not found for assignment {assignment.id!r}")

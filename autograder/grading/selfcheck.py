@@ -11,9 +11,22 @@ from autograder.grading.grader import Grader
 from autograder.grading.options import GradeOptions
 
 
+def folder_assignment(kit: Kit, folder: Path) -> str | None:
+    """The assignment a built student folder is (the kit's assignments/<id>/, or inside it), if any."""
+    built = (kit.root / "assignments").resolve()
+    folder = folder.resolve()
+    if folder.is_relative_to(built) and folder != built:
+        name = folder.relative_to(built).parts[0]
+        return name if name in kit.assignments else None
+    return None
+
+
 def run_selfcheck(kit: Kit, folder: Path, assignment: str | None, lang: str | None) -> int:
-    """Grade `folder` on the public checks without a sandbox; returns the exit code."""
-    target = kit.assignment(assignment)
+    """Grade `folder` on the public checks without a sandbox; returns the exit code.
+
+    Without `assignment`: the one whose built folder `folder` is, else the kit's default.
+    """
+    target = kit.assignment(assignment or folder_assignment(kit, folder))
     shipped = kit.root / "assignments" / target.id / "checks"
     console = Console()
     if target.exam is not None:  # an exam: the instructor decides what a self-check may run

@@ -11,6 +11,7 @@ and shell lines are commented out, and the notes say so.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -36,6 +37,27 @@ def _text(value: Any) -> str:
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+NOTEBOOK_METADATA = "autograder"  # the notebook metadata key naming its assignment: {"assignment": id}
+
+
+def recorded_assignment(data: bytes) -> str | None:
+    """The assignment id a notebook's metadata records (the source notebook writes it), if any."""
+    try:
+        notebook = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    found = _dict(_dict(_dict(notebook).get("metadata")).get(NOTEBOOK_METADATA)).get("assignment")
+    return found if isinstance(found, str) and found else None
+
+
+def notebook_assignment(path: Path) -> str | None:
+    """recorded_assignment of the notebook file at `path` (None when it cannot be read)."""
+    try:
+        return recorded_assignment(path.read_bytes())
+    except OSError:
+        return None
 
 
 def read_cells(data: bytes, label: str) -> tuple[list[Cell], str]:
@@ -234,7 +256,12 @@ def collect_notebook(
         if data is None:
             return Collected({}, (), f"`{label}` is not a regular file; submit the .ipynb file itself")
         target = assignment or _default_assignment()
-        return notebook_files(data, label, target, given or target.given)
+        collected = notebook_files(data, label, target, given or target.given)
+        recorded = recorded_assignment(data)
+        if recorded and recorded != target.id:  # the wrong notebook for this assignment, most likely
+            note = f"`{label}` was made for assignment `{shown(recorded)}`; it is graded as `{target.id}`"
+            collected = dataclasses.replace(collected, notes=(*collected.notes, note))
+        return collected
     except (OSError, RecursionError, ValueError, MemoryError) as exc:
         return Collected({}, (), f"`{label}` could not be read ({shown(str(exc))})")
 

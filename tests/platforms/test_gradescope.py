@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from kit_assignments import ASSIGNMENTS
 
 import autograder
 from autograder.cli.export import gradescope
@@ -191,3 +192,18 @@ def test_run_autograder_writes_results_json_when_python_cannot_start(tmp_path, z
     data = run_autograder(root, {"AUTOGRADER_PYTHON": "/bin/false"})
     assert data["score"] == 0 and "exit status 1" in data["output"]
     assert_gradescope_schema(data)
+
+
+@pytest.mark.parametrize("assignment", [a for a in ASSIGNMENTS if a != "nn_module"])
+def test_every_other_assignment_zip_grades_its_reference_100(base, tmp_path, assignment):
+    """The zip of any assignment: its references score full marks through run_autograder."""
+    out = tmp_path / f"{assignment}.zip"
+    run = CliRunner().invoke(gradescope, ["build", "--assignment", assignment, "--out", str(out),
+                                          "--kit", str(ROOT)])
+    assert run.exit_code == 0, run.output
+    solutions = ROOT / "solutions" / assignment
+    files = {p.name: p.read_text(encoding="utf-8") for p in solutions.glob("*.py")}
+    data = run_autograder(stand_in(base, out, files))
+    assert_gradescope_schema(data)
+    assert data["extra_data"]["assignment"] == assignment
+    assert data["score"] == 100, [t["output"] for t in data["tests"] if t["status"] == "failed"]

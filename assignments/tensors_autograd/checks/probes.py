@@ -1,9 +1,9 @@
 """Probes: run inside the sandboxed worker on one student module and return plain observations."""
 
-# Self-contained (stdlib, numpy, torch only). A probe never judges: it runs the student's code on
-# inputs the check sent and reports what it saw, with the exact type name of everything the
-# student returned, so that the check (in the grading process) decides. Helpers and classes start
-# with "_" so they are not probes.
+# Self-contained (stdlib, numpy, torch and the engine's spies only). A probe never judges: it runs
+# the student's code on inputs the check sent and reports what it saw, with the exact type name of
+# everything the student returned, so that the check (in the grading process) decides. Helpers
+# and classes start with "_" so they are not probes.
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from torch.autograd.variable import Variable
-from torch.overrides import TorchFunctionMode
+
+from autograder.sandbox.inside.spies import backward_runs, graph_nodes
 
 _SENDABLE = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"}
 _MESSAGE_LIMIT = 600
@@ -107,51 +107,6 @@ _named_parameters = nn.Module.named_parameters
 _named_buffers = nn.Module.named_buffers
 
 
-class _BackwardSpy:
-    """Stands in for autograd's engine: counts the backward passes that run through it.
-
-    loss.backward(), torch.autograd.backward and torch.autograd.grad all end in
-    Variable._execution_engine.run_backward, so whichever the student uses is counted.
-    """
-
-    def __init__(self, engine: Any) -> None:
-        self._engine = engine
-        self.runs = 0
-
-    def run_backward(self, *args: Any, **kwargs: Any) -> Any:
-        self.runs += 1
-        return self._engine.run_backward(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
-
-
-class _Spying:
-    def __enter__(self) -> _BackwardSpy:
-        self._engine = Variable._execution_engine
-        self.spy = _BackwardSpy(self._engine)
-        Variable._execution_engine = self.spy
-        return self.spy
-
-    def __exit__(self, *exc: Any) -> None:
-        Variable._execution_engine = self._engine
-
-
-class _GraphSpy(TorchFunctionMode):
-    """Counts the tensors created with a grad_fn (graph nodes) while it is active."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.nodes = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for item in out if isinstance(out, tuple | list) else (out,):
-            if isinstance(item, torch.Tensor) and item.grad_fn is not None:
-                self.nodes += 1
-        return out
-
-
 # ----------------------------------------------------------------------------- tensors
 
 
@@ -207,7 +162,7 @@ def autograd_grad(mod, X, Y, w, calls=1):
     Xb, Yb = Xt.clone(), Yt.clone()
     results = []
     for _ in range(calls):
-        with _Spying() as spy:
+        with backward_runs() as spy:
             value = mod.autograd_grad(Xt, Yt, w)
         results.append({**_scalar(value), "backward_runs": spy.runs})
     return {"results": results, "inputs_changed": not (torch.equal(Xt, Xb) and torch.equal(Yt, Yb))}
@@ -215,7 +170,7 @@ def autograd_grad(mod, X, Y, w, calls=1):
 
 def manual_grad(mod, X, Y, w):
     Xa, Ya = np.array(X, copy=True), np.array(Y, copy=True)
-    with _Spying() as spy:
+    with backward_runs() as spy:
         value = mod.manual_grad(Xa, Ya, w)
     changed = not (np.array_equal(Xa, X) and np.array_equal(Ya, Y))
     return {**_scalar(value), "inputs_changed": changed, "backward_runs": spy.runs}
@@ -227,7 +182,7 @@ def manual_grad(mod, X, Y, w):
 def fit_line(mod, X, Y, lr=None, steps=None):
     """fit_line(X, Y[, lr, steps]): the pair it returns, w and the losses as plain data."""
     kwargs = {} if lr is None else {"lr": lr, "steps": steps}
-    with _Spying() as spy:
+    with backward_runs() as spy:
         result = mod.fit_line(_t(X), _t(Y), **kwargs)
     obs: dict[str, Any] = {"type": _tname(result), "len": None, "backward_runs": spy.runs}
     if type(result) in (tuple, list):
@@ -248,7 +203,7 @@ def sgd_step(mod, values, grads, lr, parameters):
         params.append(p)
     ids = [id(p) for p in params]
     given = list(params)
-    with _GraphSpy() as graph:
+    with graph_nodes() as graph:
         result = mod.sgd_step(params, lr)
     return {
         "result_type": _tname(result),
@@ -357,7 +312,7 @@ def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):
     for _ in range(calls):
         model.train()
         hooked.clear()
-        with _GraphSpy() as graph:
+        with graph_nodes() as graph:
             value = mod.accuracy(model, Xt, yt)
         results.append({**_scalar(value), "graph_nodes": graph.nodes + sum(hooked)})
     handle.remove()
@@ -368,8 +323,13 @@ def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):
 
 
 def tuned(mod):
-    """The module's TUNED, as plain data (the check trains it with the reference's loop)."""
+    """The module's TUNED, as plain data (the check trains it with the reference's loop).
+
+    Without TUNED, tuned_values() itself: a notebook's cells keep definitions only, so its
+    `TUNED = tuned_values()` line is never run (a stub's NotImplementedError propagates)."""
     value = getattr(mod, "TUNED", None)
+    if value is None and callable(getattr(mod, "tuned_values", None)):
+        value = mod.tuned_values()
     obs: dict[str, Any] = {"type": _tname(value), "items": None}
     if type(value) is dict:
         obs["items"] = {

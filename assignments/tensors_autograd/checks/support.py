@@ -1,49 +1,10 @@
-"""Grading-process helpers: call a probe (turning the student's exceptions into feedback), inputs."""
+"""Grading-process helpers of this assignment: the checks' inputs (probe calls come from the engine)."""
 
 from __future__ import annotations
 
-import re
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
-
-from autograder.checks import StudentCodeError, TaskSession, fail
-
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-def _clean(text: str, limit: int = 300) -> str:
-    """A student's exception message, without memory addresses (feedback must be repeatable)."""
-    text = _ADDRESS.sub("", _ANSI.sub("", text)).strip()
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def error_params(err: StudentCodeError, call: str) -> dict[str, str]:
-    where = f" (at {err.where})" if err.where else ""
-    return {"call": call, "type": err.type_name, "message": _clean(err.message), "where": where}
-
-
-def student_error(err: StudentCodeError, call: str, hints: dict[str, str] | None = None) -> NoReturn:
-    """Fail the check because the student's code raised; the message says which call and why."""
-    params = error_params(err, call)
-    if err.type_name == "NotImplementedError":
-        fail("common.not_implemented", **params)
-    if err.probe == "import":
-        fail("common.import_error", **params)
-    for needle, key in (hints or {}).items():
-        if needle in err.message or needle == err.type_name:
-            fail(key, **params)
-    fail("common.raised", **params)
-
-
-def call(worker: TaskSession, probe: str, what: str, hints: dict[str, str] | None = None,
-         **kwargs: Any) -> Any:
-    """worker.call, but a StudentCodeError becomes a failed check with a helpful message."""
-    try:
-        return worker.call(probe, **kwargs)
-    except StudentCodeError as err:
-        student_error(err, what, hints)
 
 
 def rng(seed: int) -> np.random.Generator:
@@ -76,14 +37,6 @@ def line_data(n: int) -> tuple[np.ndarray, np.ndarray]:
     """data.make_line(n): X = [1, ..., n], Y = 2 X, float32."""
     X = np.arange(1, n + 1, dtype=np.float32)
     return X, 2 * X
-
-
-def scalar_type(obs: dict[str, Any], want: str = "float") -> str | None:
-    """Why a returned scalar is not exactly `want` (None: it is), for the feedback."""
-    if obs["type"] == want:
-        return None
-    held = obs.get("as_float")
-    return obs["type"] + (f" holding {held:.6g}" if isinstance(held, float) else "")
 
 
 def short(values: Any, n: int = 5) -> str:

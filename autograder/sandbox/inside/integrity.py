@@ -26,11 +26,15 @@ WATCHED = (
     "builtins", "json", "numpy", "numpy.random", "torch", "torch.nn", "torch.nn.functional",
     "torch.nn.modules.module", "torch.optim", "torch.autograd", "torch.serialization",
     "autograder.sandbox.codec", "autograder.sandbox.inside.runtime", "autograder.sandbox.inside.integrity",
+    "autograder.sandbox.inside.spies",
 )
 WATCHED_CLASSES = (("torch", "Tensor"), ("torch.nn", "Module"), ("torch.nn", "Parameter"),
                    ("torch.optim", "Optimizer"), ("torch.autograd", "Function"),
                    ("autograder.sandbox.inside.runtime", "TaskRuntime"),
-                   ("autograder.sandbox.inside.integrity", "Snapshot"))
+                   ("autograder.sandbox.inside.integrity", "Snapshot"),
+                   ("autograder.sandbox.inside.spies", "BackwardSpy"),
+                   ("autograder.sandbox.inside.spies", "GraphSpy"),
+                   ("autograder.sandbox.inside.spies", "StepSpy"))
 _dumps = json.dumps  # bound before any submission runs: the verdict never goes through its changes
 
 

@@ -240,7 +240,8 @@ def main() -> None:
     if sandboxed:
         prctl(PR_SET_DUMPABLE, 0)  # no process of the sandbox may ptrace or read our memory
     prewarm()
-    from autograder.sandbox.inside import runtime  # noqa: F401  (warm for every child)
+    # Warm for every child, and loaded before any submission so that the integrity snapshot holds them.
+    from autograder.sandbox.inside import runtime, spies  # noqa: F401
 
     settle()
     Template(sandboxed).run()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.probe_calls import call, scalar_type
 
-from ..support import call, line_data, scalar_type
+from ..support import line_data
 
 GRAD_HINTS = {"does not require grad": "autograd.requires_grad", "grad_fn": "autograd.requires_grad",
               "NoneType": "autograd.grad_none"}

@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.probe_calls import call, scalar_type
 
-from ..support import call, line_data, rng, scalar_type, short
+from ..support import line_data, rng, short
 
 FIT_HINTS = {"leaf Variable that requires grad": "descent.update_in_graph",
              "a view of a leaf Variable": "descent.update_in_graph",

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.probe_calls import call
 
-from ..support import call, rng
+from ..support import rng
 
 
 def check_pick(worker, available: bool) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.compare import close, describe, fmt_shape, require_array
+from autograder.probe_calls import call
 
-from ..compare import close, describe, fmt_shape, require_array
-from ..support import call, rng
+from ..support import rng
 
 
 def check_shared(worker, arr: np.ndarray) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.probe_calls import call, scalar_type
 
-from ..support import call, linear_state, scalar_type, toy_data
+from ..support import linear_state, toy_data
 
 GRAPH_HINTS = {"element 0 of tensors does not require grad": "training.no_graph_in_loop"}
 

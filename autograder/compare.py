@@ -1,4 +1,4 @@
-"""Numeric comparison of observed arrays with expected ones, and the wording of the differences."""
+"""Grading side: numeric and array comparison of observations, with a report of the differences."""
 
 from __future__ import annotations
 
@@ -7,6 +7,20 @@ from typing import Any
 import numpy as np
 
 from autograder.checks import fail
+
+# Default tolerances by dtype, relative to max(1, |expected|): what rounding alone explains.
+TOLERANCES = {"float64": 1e-12, "float32": 1e-5, "float16": 1e-3, "bfloat16": 1e-2}
+
+
+def tolerance(dtype: Any, default: float = 1e-5) -> float:
+    """The tolerance for values of `dtype` (a name like "float32", a NumPy dtype or a torch dtype)."""
+    name = str(dtype).replace("torch.", "")
+    if name in TOLERANCES:
+        return TOLERANCES[name]
+    try:
+        return TOLERANCES.get(np.dtype(name).name, default)
+    except TypeError:
+        return default
 
 
 def _fmt(x: float) -> str:
@@ -45,13 +59,17 @@ def errors(got: np.ndarray, want: np.ndarray) -> dict[str, Any]:
     }
 
 
-def close(got: np.ndarray, want: np.ndarray, tol: float) -> bool:
-    """|got - want| <= tol * max(1, |want|) everywhere: absolute near zero, relative for big values."""
-    return errors(got, want)["scaled"] <= tol
+def close(got: np.ndarray, want: np.ndarray, tol: float | None = None) -> bool:
+    """|got - want| <= tol * max(1, |want|) everywhere: absolute near zero, relative for big values.
+
+    Without `tol`, the tolerance of the expected values' dtype (TOLERANCES).
+    """
+    limit = tolerance(np.asarray(want).dtype) if tol is None else tol
+    return bool(errors(got, want)["scaled"] <= limit)
 
 
 def describe(got: np.ndarray, want: np.ndarray) -> str:
-    """'max abs error 3e-03 at index (4, 0) (got 1.2, expected 1.203); max rel error 2e-03'."""
+    """'max abs error 3e-03, max rel error 2e-03; worst at index (4, 0) (got 1.2, expected 1.203)'."""
     e = errors(got, want)
     return (
         f"max abs error {e['abs']:.3g}, max rel error {e['rel']:.3g}; worst at index {e['index']} "
@@ -84,7 +102,14 @@ def require_array(obs: Any, call: str, shape: tuple[int, ...] | None, *,
     """The observed values, or fail with a type/shape/dtype/finite message (keys can be overridden)."""
     problem = array_problem(obs, shape, types, dtype)
     if problem is None:
-        return obs["values"]
+        return obs["values"]  # type: ignore[no-any-return]
     kind, params = problem
     key = (keys or {}).get(kind, f"common.wrong_{kind}")
     fail(key, call=call, **params)
+
+
+def require_close(got: np.ndarray, want: np.ndarray, key: str, tol: float | None = None,
+                  **params: Any) -> None:
+    """Fail with message `key` (its {report} says how far off and where) unless close(got, want)."""
+    if not close(got, want, tol):
+        fail(key, report=describe(got, want), **params)

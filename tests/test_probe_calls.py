@@ -1,0 +1,77 @@
+"""autograder.probe_calls: a student's exception becomes the right catalogue message, repeatably."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from autograder.checks import CheckFailed, StudentCodeError
+from autograder.probe_calls import ProbeCaller, call, clean, fail_if_not_implemented, raised_name, scalar_type
+
+
+class Raising:
+    task = "t"
+
+    def __init__(self, err: StudentCodeError | None, answer: Any = None):
+        self.err, self.answer, self.calls = err, answer, []
+
+    def call(self, probe: str, /, **kwargs: Any) -> Any:
+        self.calls.append((probe, kwargs))
+        if self.err is not None:
+            raise self.err
+        return self.answer
+
+
+def failure(worker: Raising, **kwargs: Any) -> CheckFailed:
+    with pytest.raises(CheckFailed) as caught:
+        call(worker, "probe", "f(x)", **kwargs)
+    return caught.value
+
+
+def test_an_answer_passes_through_with_the_inputs():
+    worker = Raising(None, {"value": 3})
+    assert call(worker, "probe", "f(x)", x=1) == {"value": 3}
+    assert worker.calls == [("probe", {"x": 1})]
+
+
+@pytest.mark.parametrize(("probe", "type_name", "key"), [
+    ("probe", "NotImplementedError", "common.not_implemented"),
+    ("import", "SyntaxError", "common.import_error"),
+    ("probe", "ValueError", "common.raised"),
+])
+def test_each_kind_of_exception_has_its_message(probe, type_name, key):
+    err = failure(Raising(StudentCodeError(probe, type_name, "bad <object at 0x7f00aa>", "f.py:3 in f")))
+    assert err.key == key
+    assert err.params == {"call": "f(x)", "type": type_name, "message": "bad <object>",
+                          "where": " (at f.py:3 in f)"}
+
+
+def test_hints_pick_a_specific_message_by_text_or_type():
+    message = "Can't call numpy() on Tensor that requires grad"
+    worker = Raising(StudentCodeError("probe", "RuntimeError", message))
+    assert failure(worker, hints={"requires grad": "task.needs_detach"}).key == "task.needs_detach"
+    assert failure(worker, hints={"RuntimeError": "task.runtime"}).key == "task.runtime"
+    assert failure(worker, hints={"shape": "task.shape"}).key == "common.raised"
+
+
+def test_scrub_patterns_and_limits():
+    caller = ProbeCaller(scrub=(re.compile(r"/tmp/ckpt_\w+"),))
+    err = StudentCodeError("probe", "OSError", "no such file /tmp/ckpt_x1y2/model.pt")
+    assert caller.error_params(err, "save()")["message"] == "no such file <path>/model.pt"
+    assert clean("\x1b[31mred\x1b[0m " + "x" * 400).endswith("...")
+    assert len(clean("x" * 400)) == 303
+
+
+def test_caught_exceptions_and_scalar_types():
+    assert raised_name(None) == "no exception"
+    assert raised_name({"type": "ValueError", "message": "p must be < 1"}) == "ValueError: p must be < 1"
+    fail_if_not_implemented(None, "f()")
+    fail_if_not_implemented({"type": "ValueError", "message": ""}, "f()")
+    with pytest.raises(CheckFailed) as caught:
+        fail_if_not_implemented({"type": "NotImplementedError", "message": "stub"}, "f()")
+    assert caught.value.key == "common.not_implemented"
+    assert scalar_type({"type": "float"}) is None
+    assert scalar_type({"type": "Tensor", "as_float": 2.5}) == "Tensor holding 2.5"
+    assert scalar_type({"type": "int"}, want="int") is None
