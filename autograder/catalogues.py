@@ -10,7 +10,10 @@ from typing import Any
 
 from autograder.errors import ConfigError
 
-FIELDS = ("observed", "expected", "idea")  # every message's fields ([ui] labels aside)
+FIELDS = ("observed", "expected", "idea")  # every message's fields (label tables aside)
+# Tables of a catalogue that hold labels, not messages (observed/expected/idea): the pages' words,
+# the exports' sentences, and [titles] (a task or check id -> its title in that language).
+LABEL_TABLES = frozenset({"ui", "export", "titles"})
 
 
 def flatten(table: dict[str, Any], prefix: str = "") -> dict[str, dict[str, str]]:

@@ -24,10 +24,10 @@ import pytest
 from kit_assignments import ASSIGNMENTS
 
 from autograder.authoring.catalogue_rules import SCRIPTS, catalogue_problems, is_pure_code, technical_terms
-from autograder.catalogues import placeholders
+from autograder.catalogues import LABEL_TABLES, placeholders
 from autograder.config import Kit
 from autograder.grading import judge
-from autograder.grading.course import LABEL_TABLES, Graders, _flatten, load_graders
+from autograder.grading.course import Graders, _flatten, load_graders
 from autograder.grading.grader import Grader
 from autograder.grading.options import GradeOptions
 from autograder.output import reports

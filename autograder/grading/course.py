@@ -23,9 +23,6 @@ from autograder.errors import ConfigError
 from autograder.grading.hypothesis_setup import pin_seed, use_profile
 
 ENGINE_MESSAGES = Path(__file__).resolve().parents[1] / "messages"
-# Tables of a catalogue that hold labels, not messages (observed/expected/idea): the pages' words,
-# the exports' sentences, and [titles] (a task or check id -> its title in that language).
-LABEL_TABLES = frozenset({"ui", "export", "titles"})
 VARIANT_FILE = "variant.json"  # in a student's exam bundle: the choices their checks use
 _loaded: dict[Path, Any] = {}
 # A check's title may name numbers of the params: "DeliveryMLP has {p.delivery.n_params} parameters".
