@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import pathlib
 import random
 import tempfile
 from collections import OrderedDict
@@ -27,6 +28,11 @@ def _tname(value: Any) -> str:
     return type(value).__name__
 
 
+def _tname_of(cls: type) -> str:
+    name = cls.__name__
+    return name if type(name) is str else "<unnamed>"
+
+
 def _message(exc: BaseException) -> str:
     try:
         text = str(exc)
@@ -37,13 +43,16 @@ def _message(exc: BaseException) -> str:
 
 
 def _exc(exc: BaseException) -> dict[str, Any]:
-    """An exception as data, with the type names of its whole chain (cause and context)."""
+    """An exception as data: the type that reached the caller ("type"), the names of its classes
+    ("mro": so a check can accept a subclass of the named type) and, for the feedback only, the
+    type names of its whole chain (cause and context, outermost first)."""
     chain, seen, cur = [], set(), exc
     while cur is not None and id(cur) not in seen and len(chain) < 8:
         seen.add(id(cur))
         chain.append(_tname(cur))
         cur = cur.__cause__ or cur.__context__
-    return {"type": _tname(exc), "message": _message(exc), "chain": chain}
+    mro = [_tname_of(c) for c in type(exc).__mro__][:16]
+    return {"type": _tname(exc), "mro": mro, "message": _message(exc), "chain": chain}
 
 
 def _tensor(value: Any) -> dict[str, Any]:
@@ -143,14 +152,46 @@ def tinynet_structure(mod, in_features, hidden, out_features):
     return {"is_module": isinstance(model, nn.Module), "model_type": _tname(model), **_params(model)}
 
 
-def tinynet_forward(mod, sizes, state, x):
+def tinynet_forward(mod, sizes, state, xs):
+    """One TinyNet with the grader's weights, run on each input of `xs` (batches of several sizes)."""
     model = mod.TinyNet(*sizes)
     load = _load(model, state)
     if not load["ok"] or load["error"]:
-        return {"load": load, "out": None}
+        return {"load": load, "outs": []}
     with torch.no_grad():
-        out = model(_t(x))
-    return {"load": load, "out": _tensor(out)}
+        outs = [_tensor(model(_t(x))) for x in xs]
+    return {"load": load, "outs": outs}
+
+
+class _Stop(BaseException):
+    """Raised by a probe's hook to end a student's training loop early (not an Exception)."""
+
+
+def tinynet_default_lr(mod, sizes, state, X, y, epochs):
+    """train_tinynet(model, X, y) with its default arguments, on the grader's own TinyNet, stopped once
+    the first `epochs` losses are known: a hook records cross-entropy of the logits of each new
+    forward pass (repeated passes on unchanged weights count once), so the default lr shows in them."""
+    model = _GraderTinyNet(*sizes)
+    model.load_state_dict(_state(state))
+    Xt, yt = _t(X), _t(y)
+    losses: list[float] = []
+
+    def hook(module, args, out):
+        if type(out) is not torch.Tensor or tuple(out.shape) != (len(yt), sizes[2]):
+            return
+        with torch.no_grad():
+            loss = float(nn.functional.cross_entropy(out.detach(), yt).item())
+        if not losses or loss != losses[-1]:
+            losses.append(loss)
+        if len(losses) > epochs:
+            raise _Stop
+
+    model.register_forward_hook(hook)
+    try:
+        mod.train_tinynet(model, Xt, yt)
+    except _Stop:
+        pass
+    return {"losses": losses[:epochs]}
 
 
 def tinynet_train(mod, sizes, state, X, y, epochs, lr):
@@ -179,11 +220,16 @@ def tinynet_accuracy(mod, sizes, X, y, seed):
     """The student's TinyNet trained with the student's train_tinynet and its default arguments."""
     torch.manual_seed(seed)
     model = mod.TinyNet(*sizes)
+    calls = []
+    handle = model.register_forward_hook(lambda m, args, out: calls.append(1))
     losses = mod.train_tinynet(model, _t(X), _t(y))
+    handle.remove()
     with torch.no_grad():
         logits = model(_t(X))
     n = len(losses) if type(losses) in (list, tuple) else None
-    return {"losses_type": _tname(losses), "len": n, "logits": _tensor(logits)}
+    types = sorted({_tname(item) for item in losses}) if n is not None else []
+    return {"losses_type": _tname(losses), "len": n, "types": types, "hook_calls": len(calls),
+            "logits": _tensor(logits)}
 
 
 # ----------------------------------------------------------------------------- delivery
@@ -243,6 +289,9 @@ def delivery_forward(mod, x_mean, x_std, state, xs):
 
 
 def delivery_train_mode(mod, x_mean, x_std, p_drop, x):
+    """Train and eval passes with an explicit p_drop; the Dropout p of the default path too."""
+    default = _delivery(mod, x_mean, x_std)
+    default_ps = [float(m.p) for _, m in _named_modules(default) if isinstance(m, nn.Dropout)]
     model = _delivery(mod, x_mean, x_std, p_drop)
     dropout_ps = [float(m.p) for _, m in _named_modules(model) if isinstance(m, nn.Dropout)]
     xt = _t(x)
@@ -251,7 +300,7 @@ def delivery_train_mode(mod, x_mean, x_std, p_drop, x):
         train = [_tensor(model(xt)), _tensor(model(xt))]
         model.eval()
         evals = [_tensor(model(xt)), _tensor(model(xt))]
-    return {"dropout_ps": dropout_ps, "train": train, "eval": evals}
+    return {"dropout_ps": dropout_ps, "default_ps": default_ps, "train": train, "eval": evals}
 
 
 def delivery_predict(mod, x_mean, x_std, state, x, calls):
@@ -318,11 +367,15 @@ def _build_counting_model(spec):
 
 
 def counting_stack(mod, cases):
-    """count_linear_stack on each (sizes, bias); exceptions are observations here."""
+    """count_linear_stack on each (sizes, bias); bias None: the default (not passed); exceptions are
+    observations here."""
     out = []
     for sizes, bias in cases:
         try:
-            value = mod.count_linear_stack(list(sizes), bias=bias)
+            if bias is None:
+                value = mod.count_linear_stack(list(sizes))
+            else:
+                value = mod.count_linear_stack(list(sizes), bias=bias)
         except Exception as exc:
             out.append({"raised": _exc(exc), "type": None, "value": None})
             continue
@@ -334,7 +387,8 @@ def counting_model(mod, spec):
     model = _build_counting_model(spec)
     total = mod.count_parameters(model)
     trainable = mod.count_parameters(model, trainable_only=True)
-    return {"total": _scalar(total), "trainable": _scalar(trainable)}
+    explicit = mod.count_parameters(model, trainable_only=False)
+    return {"total": _scalar(total), "trainable": _scalar(trainable), "explicit": _scalar(explicit)}
 
 
 def counting_per_layer(mod, spec):
@@ -491,9 +545,11 @@ def checkpoint_save(mod, state):
     return obs
 
 
-def checkpoint_round_trip(mod, state, x):
+def _round_trip(mod, state, x, path_type):
     source = _ckpt_loaded(state)
-    path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    path: Any = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    if path_type == "pathlib":
+        path = pathlib.Path(path)
     mod.save_weights(source, path)
     torch.manual_seed(12345)
     target = _ckpt_model()  # fresh random weights, default buffers
@@ -509,6 +565,20 @@ def checkpoint_round_trip(mod, state, x):
         "got": _tensor(got),
         "state": {k: _tensor(v) for k, v in target.state_dict().items()},
     }
+
+
+def checkpoint_round_trip(mod, state, x, path_types=("str",)):
+    """save_weights then load_weights, once per kind of path (str, pathlib.Path): the first kind's
+    exceptions propagate as before, the others' are reported under their kind."""
+    first, *others = path_types
+    obs = _round_trip(mod, state, x, first)
+    obs["others"] = {}
+    for path_type in others:
+        try:
+            obs["others"][path_type] = {"raised": None, **_round_trip(mod, state, x, path_type)}
+        except Exception as exc:
+            obs["others"][path_type] = {"raised": _exc(exc)}
+    return obs
 
 
 def _call_load(fn, model, path, marker=None):
@@ -593,19 +663,57 @@ def dropout_construct(mod, ps):
     return out
 
 
+def _changed(original: np.ndarray, passed: Any) -> int:
+    """How many values of the array handed to the student differ from a copy kept before the call."""
+    if type(passed) is not np.ndarray or passed.shape != original.shape:
+        return int(original.size)
+    return int(np.sum(~((passed == original) | (np.isnan(passed) & np.isnan(original)))))
+
+
 def dropout_modes(mod, p, h, seed):
+    """The identity paths: eval (p, and p == 1) and p == 0 in train mode; each call gets its own copy
+    of h, and `h_changed` counts the values each call changed in place."""
     drop = mod.Dropout(p, _rng(seed))
     obs: dict[str, Any] = {"initial": _scalar_bool(getattr(drop, "training", None))}
     returned = drop.eval()
     obs["eval_returns_self"] = returned is drop
     obs["after_eval"] = _scalar_bool(getattr(drop, "training", None))
-    obs["eval_out"] = _array(drop(h))
+    changed: dict[str, int] = {}
+    h_eval = np.array(h, copy=True)
+    obs["eval_out"] = _array(drop(h_eval))
+    changed["eval"] = _changed(h, h_eval)
     returned = drop.train()
     obs["train_returns_self"] = returned is drop
     obs["after_train"] = _scalar_bool(getattr(drop, "training", None))
     zero = mod.Dropout(0.0, _rng(seed))
-    obs["p0_out"] = _array(zero(h))
+    h_zero = np.array(h, copy=True)
+    obs["p0_out"] = _array(zero(h_zero))
+    changed["p0"] = _changed(h, h_zero)
+    try:  # Dropout(1.0) refused: graded by the ValueError check, not here
+        one = mod.Dropout(1.0, _rng(seed))
+    except Exception as exc:
+        obs["eval_p1_out"], obs["p1_refused"] = None, _exc(exc)
+    else:
+        one.eval()
+        h_one = np.array(h, copy=True)
+        obs["eval_p1_out"], obs["p1_refused"] = _array(one(h_one)), None
+        changed["eval_p1"] = _changed(h, h_one)
+    obs["h_changed"] = changed
     return obs
+
+
+def dropout_shapes(mod, p, hs, seed):
+    """Train-mode calls on inputs of other ranks (1-D, 3-D): output, in-place changes, or the error."""
+    out = []
+    for h in hs:
+        passed = np.array(h, copy=True)
+        try:
+            result = mod.Dropout(p, _rng(seed))(passed)
+        except Exception as exc:
+            out.append({"raised": _exc(exc), "out": None, "h_changed": 0})
+            continue
+        out.append({"raised": None, "out": _array(result), "h_changed": _changed(h, passed)})
+    return out
 
 
 def _scalar_bool(value: Any) -> dict[str, Any]:

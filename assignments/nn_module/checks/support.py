@@ -49,10 +49,36 @@ def call(worker: TaskSession, probe: str, what: str, hints: dict[str, str] | Non
 
 
 def raised_name(obs: Any) -> str:
-    """How a probe's caught exception (or None) reads in feedback."""
+    """How a probe's caught exception (or None) reads in feedback, with its chain when it has one."""
     if obs is None:
         return "no exception"
-    return f"{obs['type']}: {_clean(obs['message'], 200)}"
+    text = f"{obs['type']}: {_clean(obs['message'], 200)}"
+    chain = obs.get("chain") or []
+    if len(chain) > 1:
+        text += f" (its chain: {' from '.join(chain)})"
+    return text
+
+
+def raised_as(obs: Any, name: str) -> bool:
+    """The exception that reached the caller is a `name` (or a subclass of it).
+
+    Only the outer exception counts: one caught and re-raised as another type (`raise X from err`)
+    is not a `name` for the caller's `except name:`, even though `name` is in its chain."""
+    if obs is None:
+        return False
+    return name in (obs.get("mro") or [obs["type"]])
+
+
+def require_raised(obs: Any, name: str, call_text: str, wrong_key: str, field: str = "raised",
+                   **params: Any) -> None:
+    """Fail unless the exception that reached the caller is a `name`: `wrong_key` (with `params`, and
+    the exception in `field`) for another one, common.wrapped_error when `name` is only deeper in its
+    chain (caught and re-raised as another type: the caller's `except name` would miss it)."""
+    if raised_as(obs, name):
+        return
+    if obs is not None and name in (obs.get("chain") or [])[1:]:
+        fail("common.wrapped_error", call=call_text, want=name, raised=raised_name(obs))
+    fail(wrong_key, **{field: raised_name(obs)}, **params)
 
 
 def load_problem(load: dict, allowed: tuple[str, ...] = ()) -> str | None:

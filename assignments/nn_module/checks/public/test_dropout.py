@@ -6,8 +6,8 @@ import numpy as np
 
 from autograder.checks import fail, points
 
-from ..compare import close, describe, require_array
-from ..support import call, fail_if_not_implemented, raised_name, rng
+from ..compare import close, describe, fmt_shape, require_array
+from ..support import call, fail_if_not_implemented, raised_name, require_raised, rng
 
 ARRAY = ("ndarray",)
 
@@ -25,6 +25,14 @@ def sample(worker, p: float, h: np.ndarray, seed: int, calls: int = 1):
     return outs, obs["h_after"], what
 
 
+# The paths on which the layer returns h's values (dropout_modes), as the feedback names them.
+IDENTITY_PATHS = {
+    "eval": "Dropout(0.5, rng).eval()(h)",
+    "p0": "Dropout(0.0, rng)(h) in train mode",
+    "eval_p1": "Dropout(1.0, rng).eval()(h)",
+}
+
+
 @points(2)
 def test_value_error(worker, params):
     """Dropout(p, rng) raises ValueError unless 0 <= p <= 1, and accepts p = 0, 0.5 and 1"""
@@ -34,15 +42,17 @@ def test_value_error(worker, params):
     for p, raised in zip(ps, obs, strict=True):
         what = f"Dropout({p}, rng)"
         fail_if_not_implemented(raised, what)
-        if p in dp.bad_p and (raised is None or raised["type"] != "ValueError"):
-            fail("dropout.no_value_error", call=what, raised=raised_name(raised))
+        if p in dp.bad_p:
+            require_raised(raised, "ValueError", what, "dropout.no_value_error", call=what)
         if p in dp.valid_p and raised is not None:
             fail("dropout.valid_p_raised", call=what, raised=raised_name(raised))
 
 
 @points(2)
 def test_modes_and_eval(worker, params):
-    """training starts True; eval()/train() switch it and return self; eval (and p = 0) returns h unchanged"""
+    """training starts True; eval()/train() switch it and return self; eval (and p = 0) returns h unchanged
+
+    Eval with p = 1 too; and on these paths h itself is never modified in place."""
     dp = params.dropout
     h = signed_h(dp.h_seed, dp.small_shape)
     obs = call(worker, "dropout_modes", "Dropout(0.5, rng)", p=0.5, h=h, seed=dp.rng_seed)
@@ -58,19 +68,46 @@ def test_modes_and_eval(worker, params):
     got = require_array(obs["p0_out"], "Dropout(0.0, rng)(h)", h.shape, types=ARRAY)
     if not np.array_equal(got, h):
         fail("dropout.p0_changes", error=describe(got, h))
+    if obs["p1_refused"] is None:
+        what = "Dropout(1.0, rng).eval()(h)"
+        got = require_array(obs["eval_p1_out"], what, h.shape, types=ARRAY)
+        if not np.array_equal(got, h):
+            fail("dropout.eval_p_one", call=what, error=describe(got, h))
+    for path, what in IDENTITY_PATHS.items():
+        changed = obs["h_changed"].get(path, 0)
+        if changed:
+            fail("dropout.in_place", call=what, changed=changed, size=h.size)
 
 
 @points(2)
 def test_survivors_scaled(worker, params):
-    """In train mode every value is either 0 or exactly h / (1 - p) (inverted dropout)"""
+    """In train mode every value is either 0 or exactly h / (1 - p) (inverted dropout)
+
+    For h of 2 axes and of 1 and 3 axes (the mask has h's shape); h is not modified in place."""
     dp = params.dropout
     p = dp.survivor_p
     h = signed_h(dp.h_seed, dp.shape)
     (out,), _, what = sample(worker, p, h, dp.rng_seed)
+    judge_survivors(out, h, p, what, params.tol.float64)
+    # the same properties for inputs of other ranks: a mask drawn for (rows, columns) only is caught
+    hs = [signed_h(dp.h_seed + 10 + k, shape) for k, shape in enumerate(dp.other_shapes)]
+    obs = call(worker, "dropout_shapes", f"Dropout({p}, rng)(h) in train mode", p=p, hs=hs, seed=dp.rng_seed)
+    for h, got in zip(hs, obs, strict=True):
+        what = f"Dropout({p}, rng)(h) in train mode, h of shape {fmt_shape(h.shape)}"
+        fail_if_not_implemented(got["raised"], what)
+        if got["raised"]:
+            fail("dropout.rank_raised", call=what, raised=raised_name(got["raised"]))
+        out = require_array(got["out"], what, h.shape, types=ARRAY)
+        if got["h_changed"]:
+            fail("dropout.in_place", call=what, changed=got["h_changed"], size=h.size)
+        judge_survivors(out, h, p, what, params.tol.float64)
+
+
+def judge_survivors(out: np.ndarray, h: np.ndarray, p: float, what: str, tol: float) -> None:
+    """Some values dropped, some kept, and every kept one exactly h / (1 - p)."""
     kept = out != 0
     if not kept.any() or kept.all():
         fail("dropout.nothing_dropped" if kept.all() else "dropout.all_dropped", call=what, p=p)
-    tol = params.tol.float64
     got, orig = out[kept], h[kept]
     if close(got, orig / (1 - p), tol):
         return

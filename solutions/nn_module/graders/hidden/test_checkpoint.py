@@ -6,8 +6,8 @@ import numpy as np
 
 from autograder.checks import fail, points
 
-from ..public.test_checkpoint import ckpt_state, in_chain
-from ..support import call, fail_if_not_implemented, raised_name
+from ..public.test_checkpoint import ckpt_state
+from ..support import call, fail_if_not_implemented, raised_name, require_raised
 
 
 @points(2)
@@ -20,8 +20,7 @@ def test_shape_mismatch_raises(worker, params):
     fail_if_not_implemented(raised, "load_weights(model, path)")
     if raised is None:
         fail("checkpoint.shape_no_error", got=cp.wide_out, want=cp.out_features)
-    if not in_chain(raised, "RuntimeError"):
-        fail("checkpoint.shape_wrong_error", raised=raised_name(raised))
+    require_raised(raised, "RuntimeError", "load_weights(wider_model, path)", "checkpoint.shape_wrong_error")
 
 
 LOADERS = ("load_weights", "load_partial")
@@ -41,8 +40,7 @@ def test_refuses_whole_module(worker, params):
         obs, what = _refuse(worker, params, "whole", loader)
         if obs["raised"] is None:
             fail("checkpoint.whole_accepted", call=what)
-        if not in_chain(obs["raised"], "UnpicklingError"):
-            fail("checkpoint.whole_wrong_error", call=what, raised=raised_name(obs["raised"]))
+        require_raised(obs["raised"], "UnpicklingError", what, "checkpoint.whole_wrong_error", call=what)
 
 
 @points(2)
@@ -54,8 +52,7 @@ def test_refuses_malicious_pickle(worker, params):
             fail("checkpoint.payload_ran", call=what, raised=raised_name(obs["raised"]))
         if obs["raised"] is None:
             fail("checkpoint.malicious_accepted", call=what)
-        if not in_chain(obs["raised"], "UnpicklingError"):
-            fail("checkpoint.malicious_wrong_error", call=what, raised=raised_name(obs["raised"]))
+        require_raised(obs["raised"], "UnpicklingError", what, "checkpoint.malicious_wrong_error", call=what)
 
 
 @points(2)

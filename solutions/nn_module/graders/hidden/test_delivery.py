@@ -79,7 +79,7 @@ def test_matches_reference(worker, params):
 
 @points(2)
 def test_dropout_in_train_mode(worker, params):
-    """In train mode Dropout(p_drop) is active (two passes differ); in eval mode two passes are equal"""
+    """Dropout(p_drop) is active in train mode, not in eval mode; the default p_drop is {p.delivery.p_drop}"""
     P = params.delivery
     w = _weights(P, P.state_seed)
     x = _orders(P.input_seed, P.train_batch)
@@ -94,10 +94,9 @@ def test_dropout_in_train_mode(worker, params):
         fail("delivery.train_mode_inactive", p=P.train_p)
     if not np.array_equal(evals[0], evals[1]):
         fail("delivery.eval_random", error=describe(evals[1], evals[0]))
-    if P.check_default_p:  # an exam: the default p_drop is the student's own number
-        ps = _structure(worker, P)["dropout_ps"]
-        if ps != [P.p_drop]:
-            fail("delivery.default_p", ps=ps or "no nn.Dropout", p=P.p_drop)
+    ps = obs["default_ps"]  # the default path: p_drop not passed (in an exam, the student's own number)
+    if ps != [P.p_drop]:
+        fail("delivery.default_p", ps=ps or "no nn.Dropout", p=P.p_drop)
 
 
 def _structure(worker, P):

@@ -80,7 +80,7 @@ def test_h_untouched(worker, params):
 
 @points(1)
 def test_p_one(worker, params):
-    """With p == 1 every value is 0 (no NaN from dividing by 1 - p)"""
+    """With p == 1 every value is 0 (no NaN from dividing by 1 - p) and h is left untouched"""
     h = signed_h(P.h_seed + 5, P.small_shape)
     what = "Dropout(1.0, rng)(h) in train mode"
     obs = call(worker, "dropout_sample", what, {"ValueError": "dropout.p_one_raised"},
@@ -89,3 +89,8 @@ def test_p_one(worker, params):
                         keys={"finite": "dropout.p_one_nan"})
     if np.any(out != 0):
         fail("dropout.p_one", call=what, nonzero=int(np.sum(out != 0)))
+    h_after = obs["h_after"]
+    if type(h_after) is not np.ndarray or h_after.shape != h.shape or not np.array_equal(h_after, h):
+        same_shape = type(h_after) is np.ndarray and h_after.shape == h.shape
+        changed = int(np.sum(h_after != h)) if same_shape else h.size
+        fail("dropout.in_place", call=what, changed=changed, size=h.size)

@@ -54,7 +54,9 @@ def _variant(params, n: int, standardize: bool, relu_head: bool) -> np.ndarray:
 
 @points(4)
 def test_matches_torch_float64(worker, params):
-    """delivery_forward equals DeliveryMLP.double() in eval mode within 1e-12, on random weights and orders"""
+    """delivery_forward equals DeliveryMLP.double() in eval mode within 1e-12, on random weights and orders
+
+    Also the float32 path: float32 state and orders give DeliveryMLP's values within float32 rounding."""
     P = params.numpy_forward
     tol = params.tol.float64
     state = delivery_state(P.state_seed, layers=params.delivery.layers)
@@ -71,3 +73,14 @@ def test_matches_torch_float64(worker, params):
         if close(got, _variant(params, n, True, True), 1e-9):
             fail("numpy_forward.relu_head", call=what)
         fail("numpy_forward.values", call=what, error=describe(got, want), tol=f"{tol:g}")
+    # the float32 path: the same forward in the dtype of the inputs, within float32 rounding
+    n = P.float32_batch
+    state32 = {k: v.astype(np.float32) for k, v in state.items()}
+    x = orders(P.input_seed + n, n, np.float32)
+    what = f"delivery_forward(state, x) for float32 state and x of shape ({n}, 3)"
+    obs = call(worker, "numpy_delivery", what, FORWARD_HINT, state=state32, x=x)
+    got = require_array(obs, what, (n,), types=ARRAY, dtype="float32", keys=FORWARD_KEYS)
+    want = reference(params, n)
+    if not close(got, want, params.tol.float32):
+        fail("numpy_forward.values_float32", call=what, error=describe(got, want),
+             tol=f"{params.tol.float32:g}")
