@@ -294,13 +294,16 @@ def delivery_train_mode(mod, x_mean, x_std, p_drop, x):
     default_ps = [float(m.p) for _, m in _named_modules(default) if isinstance(m, nn.Dropout)]
     model = _delivery(mod, x_mean, x_std, p_drop)
     dropout_ps = [float(m.p) for _, m in _named_modules(model) if isinstance(m, nn.Dropout)]
+    structure = {"state_keys": list(_state_dict(model).keys()),
+                 "buffer_names": [n for n, _ in _named_buffers(model)], **_params(model)}
     xt = _t(x)
     model.train()
     with torch.no_grad():
         train = [_tensor(model(xt)), _tensor(model(xt))]
         model.eval()
         evals = [_tensor(model(xt)), _tensor(model(xt))]
-    return {"dropout_ps": dropout_ps, "default_ps": default_ps, "train": train, "eval": evals}
+    return {"dropout_ps": dropout_ps, "default_ps": default_ps, "structure": structure, "train": train,
+            "eval": evals}
 
 
 def delivery_predict(mod, x_mean, x_std, state, x, calls):
@@ -551,6 +554,10 @@ def _round_trip(mod, state, x, path_type):
     if path_type == "pathlib":
         path = pathlib.Path(path)
     mod.save_weights(source, path)
+    try:  # what save_weights wrote must open safely, whatever kind of path it was given
+        saved_type, saved_error = _tname(torch.load(path, weights_only=True)), None
+    except Exception as exc:
+        saved_type, saved_error = None, _exc(exc)
     torch.manual_seed(12345)
     target = _ckpt_model()  # fresh random weights, default buffers
     returned = mod.load_weights(target, path)
@@ -559,6 +566,8 @@ def _round_trip(mod, state, x, path_type):
         want = source(_t(x))
         got = target(_t(x))
     return {
+        "saved_type": saved_type,
+        "saved_error": saved_error,
         "returned_model": returned is target,
         "returned_type": _tname(returned),
         "want": _tensor(want),
@@ -624,9 +633,11 @@ def checkpoint_refuse(mod, state, kind, loader):
     return _call_load(fn, _ckpt_model(), path, marker)
 
 
-def checkpoint_partial(mod, state, renamed):
-    path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+def _partial(mod, state, renamed, path_type):
+    path: Any = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
     torch.save(_ckpt_loaded(state).state_dict(), path)
+    if path_type == "pathlib":
+        path = pathlib.Path(path)
     torch.manual_seed(54321)
     model = _ckpt_model(head=renamed)
     before = {k: _tensor(v) for k, v in model.state_dict().items()}
@@ -642,6 +653,19 @@ def checkpoint_partial(mod, state, renamed):
             else:
                 parts.append({"type": _tname(part), "items": None})
         obs["parts"] = parts
+    return obs
+
+
+def checkpoint_partial(mod, state, renamed, path_types=("str",)):
+    """load_partial into a model with a renamed head, once per kind of path (as checkpoint_round_trip)."""
+    first, *others = path_types
+    obs = _partial(mod, state, renamed, first)
+    obs["others"] = {}
+    for path_type in others:
+        try:
+            obs["others"][path_type] = {"raised": None, **_partial(mod, state, renamed, path_type)}
+        except Exception as exc:
+            obs["others"][path_type] = {"raised": _exc(exc)}
     return obs
 
 

@@ -258,7 +258,7 @@ class NumpyForwardParams:
     lesson_y: tuple[float, ...] = (4.6, -0.7)
     square_sizes: tuple[int, ...] = (2, 5, 16)
     batch_sizes: tuple[int, ...] = (1, 7, 50)
-    float32_batch: int = 7  # the float32 values path (one of batch_sizes: its reference is cached)
+    float32_batches: tuple[int, ...] = (1, 7)  # the float32 values path (in batch_sizes: references cached)
     state_seed: int = 404
     input_seed: int = 405
 

@@ -57,12 +57,24 @@ def test_refuses_malicious_pickle(worker, params):
 
 @points(2)
 def test_load_partial(worker, params):
-    """load_partial loads the matching keys and returns exactly (missing_keys, unexpected_keys)"""
+    """load_partial loads the matching keys and returns exactly (missing_keys, unexpected_keys)
+
+    Both for a str path and a pathlib.Path."""
     cp = params.checkpoint
     state = ckpt_state(params)
     obs = call(worker, "checkpoint_partial", "load_partial(renamed_model, path)",
-               {"RuntimeError": "checkpoint.partial_raised"}, state=state, renamed=cp.renamed)
-    want_missing = [f"{cp.renamed}.weight", f"{cp.renamed}.bias"]
+               {"RuntimeError": "checkpoint.partial_raised"}, state=state, renamed=cp.renamed,
+               path_types=["str", "pathlib"])
+    judge_partial(obs, state, cp.renamed, "a str path")
+    other = obs["others"]["pathlib"]
+    if other["raised"]:
+        fail_if_not_implemented(other["raised"], "load_partial(model, path)")
+        fail("checkpoint.partial_pathlike_raised", raised=raised_name(other["raised"]))
+    judge_partial(other, state, cp.renamed, "a pathlib.Path")
+
+
+def judge_partial(obs, state: dict[str, np.ndarray], renamed: str, path: str) -> None:
+    want_missing = [f"{renamed}.weight", f"{renamed}.bias"]
     want_unexpected = ["head.weight", "head.bias"]
     if obs["parts"] is None:
         fail("checkpoint.partial_type", got_type=obs["type"])

@@ -88,6 +88,12 @@ def test_dropout_in_train_mode(worker, params):
                x_mean=w["x_mean"], x_std=w["x_std"], p_drop=P.train_p, x=x)
     if P.train_p not in obs["dropout_ps"]:
         fail("delivery.dropout_p", ps=obs["dropout_ps"] or "no nn.Dropout", p=P.train_p)
+    got = obs["structure"]  # the explicit-p path has the structure the public checks prove without p_drop
+    params_of_buffers = [n for n in P.buffers if n in got["names"]]
+    if (got["state_keys"] != list(P.keys) or got["count"] != P.n_params or params_of_buffers
+            or sorted(got["buffer_names"]) != sorted(P.buffers)):
+        fail("delivery.explicit_p_structure", p=P.train_p, keys=got["state_keys"], count=got["count"],
+             buffers=got["buffer_names"] or "none", want=list(P.keys), want_count=P.n_params)
     train = [require_array(o, "model(x) in train mode", (P.train_batch,), keys=SHAPE) for o in obs["train"]]
     evals = [require_array(o, "model(x) in eval mode", (P.train_batch,), keys=SHAPE) for o in obs["eval"]]
     if np.array_equal(train[0], train[1]):

@@ -74,13 +74,13 @@ def test_matches_torch_float64(worker, params):
             fail("numpy_forward.relu_head", call=what)
         fail("numpy_forward.values", call=what, error=describe(got, want), tol=f"{tol:g}")
     # the float32 path: the same forward in the dtype of the inputs, within float32 rounding
-    n = P.float32_batch
     state32 = {k: v.astype(np.float32) for k, v in state.items()}
-    x = orders(P.input_seed + n, n, np.float32)
-    what = f"delivery_forward(state, x) for float32 state and x of shape ({n}, 3)"
-    obs = call(worker, "numpy_delivery", what, FORWARD_HINT, state=state32, x=x)
-    got = require_array(obs, what, (n,), types=ARRAY, dtype="float32", keys=FORWARD_KEYS)
-    want = reference(params, n)
-    if not close(got, want, params.tol.float32):
-        fail("numpy_forward.values_float32", call=what, error=describe(got, want),
-             tol=f"{params.tol.float32:g}")
+    for n in P.float32_batches:
+        x = orders(P.input_seed + n, n, np.float32)
+        what = f"delivery_forward(state, x) for float32 state and x of shape ({n}, 3)"
+        obs = call(worker, "numpy_delivery", what, FORWARD_HINT, state=state32, x=x)
+        got = require_array(obs, what, (n,), types=ARRAY, dtype="float32", keys=FORWARD_KEYS)
+        want = reference(params, n)
+        if not close(got, want, params.tol.float32):
+            fail("numpy_forward.values_float32", call=what, error=describe(got, want),
+                 tol=f"{params.tol.float32:g}")

@@ -31,8 +31,13 @@ def test_random_sizes(worker, params, i, h, o):
     obs = call(worker, "tinynet_structure", f"TinyNet({i}, {h}, {o})", SUPER_HINT,
                in_features=i, hidden=h, out_features=o)
     names = list(params.tinynet.names)
+    if not obs["is_module"]:
+        fail("tinynet.not_module", got_type=obs["model_type"])
     if obs["names"] != names:
         fail("tinynet.names", names=obs["names"] or "nothing", want=names)
+    bad = [f"{n}: {t}" for n, t in zip(obs["names"], obs["types"], strict=True) if t != "Parameter"]
+    if bad:
+        fail("tinynet.param_types", bad=", ".join(bad))
     want = [(h, i), (h,), (o, h), (o,)]
     for name, got, shape in zip(names, obs["shapes"], want, strict=True):
         if tuple(got) != shape:

@@ -82,7 +82,13 @@ def test_round_trip(worker, params):
 
 
 def judge_round_trip(obs, state: dict[str, np.ndarray], path: str) -> None:
-    """load_weights returned the model it loaded into, every tensor and the outputs came back."""
+    """The saved file opens with weights_only=True; load_weights returned the model it loaded into,
+    every tensor and the outputs came back."""
+    if obs["saved_error"]:
+        fail("checkpoint.save_unloadable", saved_type=f"file written for {path}",
+             error=raised_name(obs["saved_error"]))
+    if obs["saved_type"] not in ("OrderedDict", "dict"):
+        fail("checkpoint.saved_type", saved_type=f"{obs['saved_type']} (written for {path})")
     if not obs["returned_model"]:
         fail("checkpoint.returns_model", got_type=obs["returned_type"], path=path)
     bad = same_state(obs["state"], state)
