@@ -306,8 +306,9 @@ def delivery_train_mode(mod, x_mean, x_std, p_drop, x):
             "eval": evals}
 
 
-def delivery_predict(mod, x_mean, x_std, state, x, calls):
-    """predict() on a model left in train mode; a hook records the modes its forward ran in."""
+def delivery_predict(mod, x_mean, x_std, state, x, calls, x_single=None):
+    """predict() on a model left in train mode; a hook records the modes its forward ran in.
+    With x_single (N = 1): one more call on it, the model put back in train mode first."""
     model = _delivery(mod, x_mean, x_std)
     load = _load(model, state)
     if not load["ok"] or load["error"]:
@@ -326,7 +327,11 @@ def delivery_predict(mod, x_mean, x_std, state, x, calls):
 
     model.register_forward_hook(hook)
     outs = [_tensor(mod.predict(model, _t(x))) for _ in range(calls)]
-    return {"load": load, "outs": outs, "seen": seen}
+    single = None
+    if x_single is not None:
+        model.train()
+        single = _tensor(mod.predict(model, _t(x_single)))
+    return {"load": load, "outs": outs, "single": single, "seen": seen}
 
 
 # ----------------------------------------------------------------------------- counting
@@ -370,15 +375,17 @@ def _build_counting_model(spec):
 
 
 def counting_stack(mod, cases):
-    """count_linear_stack on each (sizes, bias); bias None: the default (not passed); exceptions are
-    observations here."""
+    """count_linear_stack on each [sizes, bias] or [sizes, bias, "tuple"] (sizes passed as a tuple);
+    bias None: the default (not passed); exceptions are observations here."""
     out = []
-    for sizes, bias in cases:
+    for case in cases:
+        sizes, bias = case[0], case[1]
+        sizes = tuple(sizes) if case[2:] == ["tuple"] else list(sizes)
         try:
             if bias is None:
-                value = mod.count_linear_stack(list(sizes))
+                value = mod.count_linear_stack(sizes)
             else:
-                value = mod.count_linear_stack(list(sizes), bias=bias)
+                value = mod.count_linear_stack(sizes, bias=bias)
         except Exception as exc:
             out.append({"raised": _exc(exc), "type": None, "value": None})
             continue

@@ -37,22 +37,26 @@ def _value(obs, what: str) -> int:
     return obs["value"]
 
 
-def stack_call(sizes, bias) -> str:
+def stack_call(sizes, bias, kind: str = "list") -> str:
     """How a count_linear_stack call reads in feedback; bias None: the default, not passed."""
+    shown = str(tuple(sizes)) if kind == "tuple" else str(list(sizes))
     if bias is None:
-        return f"count_linear_stack({list(sizes)}) with the default bias"
-    return f"count_linear_stack({list(sizes)}, bias={bias})"
+        return f"count_linear_stack({shown}) with the default bias"
+    return f"count_linear_stack({shown}, bias={bias})"
 
 
 @points(2)
 def test_known_stacks(worker, params):
-    """count_linear_stack: {p.counting.known_text}; the default is bias=True"""
-    known = list(params.counting.known_stacks)
-    known += [(sizes, None, want) for sizes, bias, want in known[:2] if bias]  # the default bias path
-    cases = [[list(sizes), bias] for sizes, bias, _ in known]
+    """count_linear_stack: {p.counting.known_text}
+
+    Also with the default bias (True) and with sizes given as a tuple."""
+    known = [(*case, "list") for case in params.counting.known_stacks]
+    known += [(sizes, None, want, "list") for sizes, bias, want, _ in known[:2] if bias]  # the default bias
+    known += [(sizes, bias, want, "tuple") for sizes, bias, want, _ in known[:1]]  # sizes as a tuple
+    cases = [[list(sizes), bias, kind] for sizes, bias, _, kind in known]
     obs = call(worker, "counting_stack", "count_linear_stack(sizes, bias)", cases=cases)
-    for (sizes, bias, want), got in zip(known, obs, strict=True):
-        what = stack_call(sizes, bias)
+    for (sizes, bias, want, kind), got in zip(known, obs, strict=True):
+        what = stack_call(sizes, bias, kind)
         fail_if_not_implemented(got["raised"], what)
         if got["raised"]:
             fail("counting.stack_raised", call=what, raised=raised_name(got["raised"]))
@@ -64,11 +68,15 @@ def test_known_stacks(worker, params):
 
 @points(2)
 def test_stack_value_error(worker, params):
-    """count_linear_stack raises ValueError for fewer than two sizes or a size < 1, with any bias"""
-    cases = [[list(sizes), bias] for sizes in params.counting.bad_stacks for bias in (None, True, False)]
+    """count_linear_stack raises ValueError for fewer than two sizes or a size < 1
+
+    With the default bias, bias=True and bias=False, and for sizes given as a tuple."""
+    bad = params.counting.bad_stacks
+    cases = [[list(sizes), bias, "list"] for sizes in bad for bias in (None, True, False)]
+    cases += [[list(sizes), None, "tuple"] for sizes in bad]
     obs = call(worker, "counting_stack", "count_linear_stack(sizes)", cases=cases)
-    for (sizes, bias), got in zip(cases, obs, strict=True):
-        what = stack_call(sizes, bias)
+    for (sizes, bias, kind), got in zip(cases, obs, strict=True):
+        what = stack_call(sizes, bias, kind)
         fail_if_not_implemented(got["raised"], what)
         if got["raised"] is None:
             fail("counting.no_value_error", call=what, observed=f"returned {got['value']!r}")

@@ -129,14 +129,17 @@ def _predict(worker, params):
     w = _weights(P, P.state_seed)
     x = _orders(P.input_seed + 1, P.train_batch)
     obs = call(worker, "delivery_predict", "predict(model, x)", SUPER_HINT,
-               x_mean=w["x_mean"], x_std=w["x_std"], state=w, x=x, calls=P.predict_calls)
+               x_mean=w["x_mean"], x_std=w["x_std"], state=w, x=x, calls=P.predict_calls,
+               x_single=_orders(P.input_seed + 2, 1))
     _loaded_or_fail(P, obs)
     return obs, reference_output(params, P.train_batch, P.input_seed + 1)
 
 
 @points(2)
 def test_predict_eval(worker, params):
-    """predict() on a model left in train mode gives the same eval-mode answer on every call"""
+    """predict() on a model left in train mode gives the same eval-mode answer on every call
+
+    Also for x of shape (1, 3): the result is (1,), like the model's."""
     obs, want = _predict(worker, params)
     outs = [require_array(o, "predict(model, x)", (params.delivery.train_batch,), keys=SHAPE)
             for o in obs["outs"]]
@@ -146,13 +149,18 @@ def test_predict_eval(worker, params):
         fail("delivery.predict_not_eval", calls=len(outs), first=_few(outs[0]), second=_few(outs[-1]))
     if not close(outs[0], want, params.tol.float32):
         fail("delivery.predict_values", error=describe(outs[0], want))
+    what = "predict(model, x) for x of shape (1, 3)"  # the N = 1 path
+    got = require_array(obs["single"], what, (1,), keys=SHAPE)
+    want = reference_output(params, 1, params.delivery.input_seed + 2)
+    if not close(got, want, params.tol.float32):
+        fail("delivery.predict_values", error=f"for x of shape (1, 3): {describe(got, want)}")
 
 
 @points(2)
 def test_predict_no_grad(worker, params):
     """predict() runs the model under torch.no_grad() (or inference_mode) and returns no graph"""
     obs, _ = _predict(worker, params)
-    for out in obs["outs"]:
+    for out in [*obs["outs"], obs["single"]]:
         if out["type"] != "Tensor":
             fail("common.wrong_type", call="predict(model, x)", got_type=out["type"], want_type="Tensor")
         if out["requires_grad"] or out["has_grad_fn"]:
