@@ -48,11 +48,22 @@ def call(worker: TaskSession, probe: str, what: str, hints: dict[str, str] | Non
         student_error(err, what, hints)
 
 
+# The exception types SPEC names, as probes._exc reports the classes of an exception (module.qualname).
+QUALIFIED = {
+    "RuntimeError": "builtins.RuntimeError",
+    "ValueError": "builtins.ValueError",
+    "UnpicklingError": "_pickle.UnpicklingError",  # pickle.UnpicklingError is _pickle's
+}
+
+
 def raised_name(obs: Any) -> str:
     """How a probe's caught exception (or None) reads in feedback, with its chain when it has one."""
     if obs is None:
         return "no exception"
-    text = f"{obs['type']}: {_clean(obs['message'], 200)}"
+    shown, mro = obs["type"], obs.get("mro") or []
+    if shown in QUALIFIED and mro and mro[0] != QUALIFIED[shown]:  # a look-alike of a named type
+        shown = f"{mro[0]} (not {QUALIFIED[shown]})"
+    text = f"{shown}: {_clean(obs['message'], 200)}"
     chain = obs.get("chain") or []
     if len(chain) > 1:
         text += f" (its chain: {' from '.join(chain)})"
@@ -64,9 +75,9 @@ def raised_as(obs: Any, name: str) -> bool:
 
     Only the outer exception counts: one caught and re-raised as another type (`raise X from err`)
     is not a `name` for the caller's `except name:`, even though `name` is in its chain."""
-    if obs is None:
+    if obs is None or "mro" not in obs:
         return False
-    return name in (obs.get("mro") or [obs["type"]])
+    return QUALIFIED.get(name, name) in obs["mro"]
 
 
 def require_raised(obs: Any, name: str, call_text: str, wrong_key: str, field: str = "raised",

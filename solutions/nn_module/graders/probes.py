@@ -28,9 +28,13 @@ def _tname(value: Any) -> str:
     return type(value).__name__
 
 
-def _tname_of(cls: type) -> str:
-    name = cls.__name__
-    return name if type(name) is str else "<unnamed>"
+def _qualified(cls: type) -> str:
+    """module.qualname of a class: builtins.RuntimeError, _pickle.UnpicklingError (a student's own
+    class named RuntimeError is not builtins.RuntimeError)."""
+    module, name = getattr(cls, "__module__", None), getattr(cls, "__qualname__", None)
+    if type(module) is not str or type(name) is not str:
+        return "<unnamed>"
+    return f"{module}.{name}"
 
 
 def _message(exc: BaseException) -> str:
@@ -43,15 +47,15 @@ def _message(exc: BaseException) -> str:
 
 
 def _exc(exc: BaseException) -> dict[str, Any]:
-    """An exception as data: the type that reached the caller ("type"), the names of its classes
-    ("mro": so a check can accept a subclass of the named type) and, for the feedback only, the
-    type names of its whole chain (cause and context, outermost first)."""
+    """An exception as data: the type that reached the caller ("type"), the module.qualname of each
+    of its classes ("mro": so a check can accept a subclass of the named type) and, for the feedback
+    only, the type names of its whole chain (cause and context, outermost first)."""
     chain, seen, cur = [], set(), exc
     while cur is not None and id(cur) not in seen and len(chain) < 8:
         seen.add(id(cur))
         chain.append(_tname(cur))
         cur = cur.__cause__ or cur.__context__
-    mro = [_tname_of(c) for c in type(exc).__mro__][:16]
+    mro = [_qualified(c) for c in type(exc).__mro__][:16]
     return {"type": _tname(exc), "mro": mro, "message": _message(exc), "chain": chain}
 
 
