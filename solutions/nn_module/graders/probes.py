@@ -720,6 +720,9 @@ def dropout_modes(mod, p, h, seed):
     returned = drop.train()
     obs["train_returns_self"] = returned is drop
     obs["after_train"] = _scalar_bool(getattr(drop, "training", None))
+    h_train = np.array(h, copy=True)  # train mode again, after eval(): dropout is back on
+    obs["train_again_out"] = _array(drop(h_train))
+    changed["train_again"] = _changed(h, h_train)
     zero = mod.Dropout(0.0, _rng(seed))
     h_zero = np.array(h, copy=True)
     obs["p0_out"] = _array(zero(h_zero))

@@ -30,6 +30,7 @@ IDENTITY_PATHS = {
     "eval": "Dropout(0.5, rng).eval()(h)",
     "p0": "Dropout(0.0, rng)(h) in train mode",
     "eval_p1": "Dropout(1.0, rng).eval()(h)",
+    "train_again": "Dropout(0.5, rng).eval().train()(h)",
 }
 
 
@@ -52,7 +53,7 @@ def test_value_error(worker, params):
 def test_modes_and_eval(worker, params):
     """training starts True; eval()/train() switch it and return self; eval (and p = 0) returns h unchanged
 
-    Eval with p = 1 too; and on these paths h itself is never modified in place."""
+    Eval with p = 1 too, and train mode again after eval() drops and scales; h is never modified."""
     dp = params.dropout
     h = signed_h(dp.h_seed, dp.small_shape)
     obs = call(worker, "dropout_modes", "Dropout(0.5, rng)", p=0.5, h=h, seed=dp.rng_seed)
@@ -68,6 +69,9 @@ def test_modes_and_eval(worker, params):
     got = require_array(obs["p0_out"], "Dropout(0.0, rng)(h)", h.shape, types=ARRAY)
     if not np.array_equal(got, h):
         fail("dropout.p0_changes", error=describe(got, h))
+    what = "Dropout(0.5, rng).eval().train()(h)"  # the train path after eval(): dropout is on again
+    got = require_array(obs["train_again_out"], what, h.shape, types=ARRAY)
+    judge_survivors(got, h, 0.5, what, params.tol.float64)
     if obs["p1_refused"] is None:
         what = "Dropout(1.0, rng).eval()(h)"
         got = require_array(obs["eval_p1_out"], what, h.shape, types=ARRAY)
