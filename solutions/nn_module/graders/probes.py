@@ -306,6 +306,9 @@ def delivery_train_mode(mod, x_mean, x_std, p_drop, x):
         train = [_tensor(model(xt)), _tensor(model(xt))]
         model.eval()
         evals = [_tensor(model(xt)), _tensor(model(xt))]
+    model.double()  # .double() on this path too: every tensor of state_dict becomes float64
+    structure["double_dtypes"] = {k: str(v.dtype).replace("torch.", "")
+                                  for k, v in _state_dict(model).items()}
     return {"dropout_ps": dropout_ps, "default_ps": default_ps, "structure": structure, "train": train,
             "eval": evals}
 
@@ -449,13 +452,14 @@ def containers_twohead(mod, x):
     return obs
 
 
-def containers_double(mod, fixed_sizes, x_fixed, x_two):
-    """After .double(): the dtype of every parameter (registered or not) and of the outputs."""
+def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=()):
+    """After .double(): the dtype of every parameter (registered or not) and of the outputs; also
+    for FixedMLP of `more_sizes` (other depths), reported as "FixedMLP([...])"."""
     report = {}
-    for name, model, x in (
-        ("FixedMLP", mod.FixedMLP(list(fixed_sizes)), x_fixed),
-        ("TwoHead", mod.TwoHead(), x_two),
-    ):
+    cases = [("FixedMLP", mod.FixedMLP(list(fixed_sizes)), x_fixed), ("TwoHead", mod.TwoHead(), x_two)]
+    cases += [(f"FixedMLP({list(sizes)})", mod.FixedMLP(list(sizes)), np.ones((2, sizes[0]), np.float32))
+              for sizes in more_sizes]
+    for name, model, x in cases:
         model = model.double()
         linears = _all_linears(model)
         with torch.no_grad():

@@ -94,6 +94,10 @@ def test_dropout_in_train_mode(worker, params):
             or sorted(got["buffer_names"]) != sorted(P.buffers)):
         fail("delivery.explicit_p_structure", p=P.train_p, keys=got["state_keys"], count=got["count"],
              buffers=got["buffer_names"] or "none", want=list(P.keys), want_count=P.n_params)
+    wrong = {k: v for k, v in got["double_dtypes"].items() if v != "float64"}
+    if wrong:
+        fail("delivery.double_dtypes", wrong=f"DeliveryMLP(x_mean, x_std, p_drop={P.train_p}) has "
+             + ", ".join(f"{k}: {v}" for k, v in wrong.items()))
     train = [require_array(o, "model(x) in train mode", (P.train_batch,), keys=SHAPE) for o in obs["train"]]
     evals = [require_array(o, "model(x) in eval mode", (P.train_batch,), keys=SHAPE) for o in obs["eval"]]
     if np.array_equal(train[0], train[1]):
