@@ -240,7 +240,7 @@ class DropoutParams:
     bad_p: tuple[float, ...] = (-0.1, 1.5, -1.0, 2.0)
     shape: tuple[int, ...] = (200, 100)  # 20000 values per statistical sample
     small_shape: tuple[int, ...] = (8, 16)
-    other_shapes: tuple[tuple[int, ...], ...] = ((400,), (6, 10, 8))  # inputs of rank 1 and 3
+    other_shapes: tuple[tuple[int, ...], ...] = ((2000,), (10, 10, 20))  # inputs of rank 1 and 3
     survivor_p: float = 0.25
     stats_p: tuple[float, ...] = (0.1, 0.3, 0.75)
     sigmas: float = 6.0  # width of the statistical bounds, in standard deviations

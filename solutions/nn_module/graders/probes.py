@@ -727,6 +727,7 @@ def dropout_modes(mod, p, h, seed):
     h_train = np.array(h, copy=True)  # train mode again, after eval(): dropout is back on
     obs["train_again_out"] = _array(drop(h_train))
     changed["train_again"] = _changed(h, h_train)
+    obs["train_again_second"] = _array(drop(np.array(h, copy=True)))  # and a fresh mask per call
     zero = mod.Dropout(0.0, _rng(seed))
     h_zero = np.array(h, copy=True)
     obs["p0_out"] = _array(zero(h_zero))
@@ -745,16 +746,25 @@ def dropout_modes(mod, p, h, seed):
 
 
 def dropout_shapes(mod, p, hs, seed):
-    """Train-mode calls on inputs of other ranks (1-D, 3-D): output, in-place changes, or the error."""
+    """Train-mode layers on inputs of other ranks (1-D, 3-D). Per h: two calls of one layer (global
+    seeds 1), a layer with the same rng seed under other global seeds (2) and one with the next rng
+    seed; the values the first call changed in h in place, or the error."""
     out = []
     for h in hs:
         passed = np.array(h, copy=True)
         try:
-            result = mod.Dropout(p, _rng(seed))(passed)
+            _reseed_globals(1)
+            layer = mod.Dropout(p, _rng(seed))
+            first = layer(passed)
+            second = layer(np.array(h, copy=True))
+            _reseed_globals(2)
+            same = mod.Dropout(p, _rng(seed))(np.array(h, copy=True))
+            other = mod.Dropout(p, _rng(seed + 1))(np.array(h, copy=True))
         except Exception as exc:
-            out.append({"raised": _exc(exc), "out": None, "h_changed": 0})
+            out.append({"raised": _exc(exc), "outs": [], "h_changed": 0})
             continue
-        out.append({"raised": None, "out": _array(result), "h_changed": _changed(h, passed)})
+        outs = [_array(result) for result in (first, second, same, other)]
+        out.append({"raised": None, "outs": outs, "h_changed": _changed(h, passed)})
     return out
 
 
