@@ -37,6 +37,7 @@ class TinyNetParams:
     short_epochs: int = 4  # losses-are-floats and forward-hook checks
     trajectory_epochs: int = 15
     trajectory_lr: float = 0.03  # not the default: lr must be passed through to Adam
+    default_lr_epochs: int = 5  # the default-arguments run is stopped after this many losses
     init_seed: int = 1234  # initial weights of the trajectory check
     accuracy_seed: int = 0  # torch seed before building the student's TinyNet(3, 8, 2)
     forward_seed: int = 2024

@@ -162,7 +162,7 @@ def judge_default_lr(worker, params) -> None:
     P = params.tinynet
     X, y = toy_data(P.toy_n, P.toy_seed)
     what = "train_tinynet(model, X, y) with the default epochs and lr"
-    k = P.trajectory_epochs
+    k = P.default_lr_epochs
     obs = call(worker, "tinynet_default_lr", what, sizes=list(P.sizes), state=_state(P.init_seed, *P.sizes),
                X=X, y=y, epochs=k)
     got = np.array(obs["losses"], dtype=np.float64)
