@@ -797,3 +797,14 @@ def numpy_linear(mod, x, W, b):
 
 def numpy_delivery(mod, state, x):
     return _array(mod.delivery_forward(dict(state), x))
+
+
+def numpy_delivery_cases(mod, cases):
+    """delivery_forward on each [state, x] in one call; a case that raises is reported, not fatal."""
+    out = []
+    for state, x in cases:
+        try:
+            out.append({"raised": None, "out": _array(mod.delivery_forward(dict(state), x))})
+        except Exception as exc:
+            out.append({"raised": _exc(exc), "out": None})
+    return out

@@ -56,6 +56,13 @@ QUALIFIED = {
 }
 
 
+def raised_error(raised: dict, call_text: str, hints: dict[str, str] | None = None) -> None:
+    """A probe's caught exception (or None) judged as if it had escaped the probe: student_error."""
+    if raised is not None:
+        err = StudentCodeError("case", raised["type"], raised.get("message", ""))
+        student_error(err, call_text, hints)
+
+
 def raised_name(obs: Any) -> str:
     """How a probe's caught exception (or None) reads in feedback, with its chain when it has one."""
     if obs is None:
