@@ -48,11 +48,55 @@ def call(worker: TaskSession, probe: str, what: str, hints: dict[str, str] | Non
         student_error(err, what, hints)
 
 
+# The exception types SPEC names, as probes._exc reports the classes of an exception (module.qualname).
+QUALIFIED = {
+    "RuntimeError": "builtins.RuntimeError",
+    "ValueError": "builtins.ValueError",
+    "UnpicklingError": "_pickle.UnpicklingError",  # pickle.UnpicklingError is _pickle's
+}
+
+
+def raised_error(raised: dict, call_text: str, hints: dict[str, str] | None = None) -> None:
+    """A probe's caught exception (or None) judged as if it had escaped the probe: student_error."""
+    if raised is not None:
+        err = StudentCodeError("case", raised["type"], raised.get("message", ""))
+        student_error(err, call_text, hints)
+
+
 def raised_name(obs: Any) -> str:
-    """How a probe's caught exception (or None) reads in feedback."""
+    """How a probe's caught exception (or None) reads in feedback, with its chain when it has one."""
     if obs is None:
         return "no exception"
-    return f"{obs['type']}: {_clean(obs['message'], 200)}"
+    shown, mro = obs["type"], obs.get("mro") or []
+    if shown in QUALIFIED and mro and mro[0] != QUALIFIED[shown]:  # a look-alike of a named type
+        shown = f"{mro[0]} (not {QUALIFIED[shown]})"
+    text = f"{shown}: {_clean(obs['message'], 200)}"
+    chain = obs.get("chain") or []
+    if len(chain) > 1:
+        text += f" (its chain: {' from '.join(chain)})"
+    return text
+
+
+def raised_as(obs: Any, name: str) -> bool:
+    """The exception that reached the caller is a `name` (or a subclass of it).
+
+    Only the outer exception counts: one caught and re-raised as another type (`raise X from err`)
+    is not a `name` for the caller's `except name:`, even though `name` is in its chain."""
+    if obs is None or "mro" not in obs:
+        return False
+    return QUALIFIED.get(name, name) in obs["mro"]
+
+
+def require_raised(obs: Any, name: str, call_text: str, wrong_key: str, field: str = "raised",
+                   **params: Any) -> None:
+    """Fail unless the exception that reached the caller is a `name`: `wrong_key` (with `params`, and
+    the exception in `field`) for another one, common.wrapped_error when `name` is only deeper in its
+    chain (caught and re-raised as another type: the caller's `except name` would miss it)."""
+    if raised_as(obs, name):
+        return
+    if obs is not None and name in (obs.get("chain") or [])[1:]:
+        fail("common.wrapped_error", call=call_text, want=name, raised=raised_name(obs))
+    fail(wrong_key, **{field: raised_name(obs)}, **params)
 
 
 def load_problem(load: dict, allowed: tuple[str, ...] = ()) -> str | None:

@@ -37,6 +37,7 @@ class TinyNetParams:
     short_epochs: int = 4  # losses-are-floats and forward-hook checks
     trajectory_epochs: int = 15
     trajectory_lr: float = 0.03  # not the default: lr must be passed through to Adam
+    default_lr_epochs: int = 5  # the default-arguments run is stopped after this many losses
     init_seed: int = 1234  # initial weights of the trajectory check
     accuracy_seed: int = 0  # torch seed before building the student's TinyNet(3, 8, 2)
     forward_seed: int = 2024
@@ -87,7 +88,6 @@ class DeliveryParams:
     train_p: float = 0.3  # p_drop of the train-mode check
     train_batch: int = 64
     predict_calls: int = 3
-    check_default_p: bool = False  # exams: the default p_drop is the student's own number, graded
 
     @property
     def layers(self) -> tuple[tuple[str, int, int], ...]:
@@ -241,6 +241,7 @@ class DropoutParams:
     bad_p: tuple[float, ...] = (-0.1, 1.5, -1.0, 2.0)
     shape: tuple[int, ...] = (200, 100)  # 20000 values per statistical sample
     small_shape: tuple[int, ...] = (8, 16)
+    other_shapes: tuple[tuple[int, ...], ...] = ((2000,), (10, 10, 20))  # inputs of rank 1 and 3
     survivor_p: float = 0.25
     stats_p: tuple[float, ...] = (0.1, 0.3, 0.75)
     sigmas: float = 6.0  # width of the statistical bounds, in standard deviations
@@ -258,6 +259,7 @@ class NumpyForwardParams:
     lesson_y: tuple[float, ...] = (4.6, -0.7)
     square_sizes: tuple[int, ...] = (2, 5, 16)
     batch_sizes: tuple[int, ...] = (1, 7, 50)
+    float32_batches: tuple[int, ...] = (1, 7)  # the float32 values path (in batch_sizes: references cached)
     state_seed: int = 404
     input_seed: int = 405
 
@@ -360,7 +362,6 @@ def for_variant(choices: Mapping[str, Any]) -> Params:
         weight_shapes=(("hidden.0.weight", (h1, 3)), ("hidden.3.weight", (h2, h1)),
                        ("head.weight", (1, h2))),
         train_p=0.4 if p_drop == 0.3 else base.delivery.train_p,  # the explicit p differs from the default
-        check_default_p=base.delivery.check_default_p or "delivery_p_drop" in choices,
     )
     body = base.containers.body
     containers = dataclasses.replace(

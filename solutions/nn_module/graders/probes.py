@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import pathlib
 import random
 import tempfile
 from collections import OrderedDict
@@ -27,6 +28,15 @@ def _tname(value: Any) -> str:
     return type(value).__name__
 
 
+def _qualified(cls: type) -> str:
+    """module.qualname of a class: builtins.RuntimeError, _pickle.UnpicklingError (a student's own
+    class named RuntimeError is not builtins.RuntimeError)."""
+    module, name = getattr(cls, "__module__", None), getattr(cls, "__qualname__", None)
+    if type(module) is not str or type(name) is not str:
+        return "<unnamed>"
+    return f"{module}.{name}"
+
+
 def _message(exc: BaseException) -> str:
     try:
         text = str(exc)
@@ -37,13 +47,16 @@ def _message(exc: BaseException) -> str:
 
 
 def _exc(exc: BaseException) -> dict[str, Any]:
-    """An exception as data, with the type names of its whole chain (cause and context)."""
+    """An exception as data: the type that reached the caller ("type"), the module.qualname of each
+    of its classes ("mro": so a check can accept a subclass of the named type) and, for the feedback
+    only, the type names of its whole chain (cause and context, outermost first)."""
     chain, seen, cur = [], set(), exc
     while cur is not None and id(cur) not in seen and len(chain) < 8:
         seen.add(id(cur))
         chain.append(_tname(cur))
         cur = cur.__cause__ or cur.__context__
-    return {"type": _tname(exc), "message": _message(exc), "chain": chain}
+    mro = [_qualified(c) for c in type(exc).__mro__][:16]
+    return {"type": _tname(exc), "mro": mro, "message": _message(exc), "chain": chain}
 
 
 def _tensor(value: Any) -> dict[str, Any]:
@@ -143,14 +156,46 @@ def tinynet_structure(mod, in_features, hidden, out_features):
     return {"is_module": isinstance(model, nn.Module), "model_type": _tname(model), **_params(model)}
 
 
-def tinynet_forward(mod, sizes, state, x):
+def tinynet_forward(mod, sizes, state, xs):
+    """One TinyNet with the grader's weights, run on each input of `xs` (batches of several sizes)."""
     model = mod.TinyNet(*sizes)
     load = _load(model, state)
     if not load["ok"] or load["error"]:
-        return {"load": load, "out": None}
+        return {"load": load, "outs": []}
     with torch.no_grad():
-        out = model(_t(x))
-    return {"load": load, "out": _tensor(out)}
+        outs = [_tensor(model(_t(x))) for x in xs]
+    return {"load": load, "outs": outs}
+
+
+class _Stop(BaseException):
+    """Raised by a probe's hook to end a student's training loop early (not an Exception)."""
+
+
+def tinynet_default_lr(mod, sizes, state, X, y, epochs):
+    """train_tinynet(model, X, y) with its default arguments, on the grader's own TinyNet, stopped once
+    the first `epochs` losses are known: a hook records cross-entropy of the logits of each new
+    forward pass (repeated passes on unchanged weights count once), so the default lr shows in them."""
+    model = _GraderTinyNet(*sizes)
+    model.load_state_dict(_state(state))
+    Xt, yt = _t(X), _t(y)
+    losses: list[float] = []
+
+    def hook(module, args, out):
+        if type(out) is not torch.Tensor or tuple(out.shape) != (len(yt), sizes[2]):
+            return
+        with torch.no_grad():
+            loss = float(nn.functional.cross_entropy(out.detach(), yt).item())
+        if not losses or loss != losses[-1]:
+            losses.append(loss)
+        if len(losses) > epochs:
+            raise _Stop
+
+    model.register_forward_hook(hook)
+    try:
+        mod.train_tinynet(model, Xt, yt)
+    except _Stop:
+        pass
+    return {"losses": losses[:epochs]}
 
 
 def tinynet_train(mod, sizes, state, X, y, epochs, lr):
@@ -179,11 +224,16 @@ def tinynet_accuracy(mod, sizes, X, y, seed):
     """The student's TinyNet trained with the student's train_tinynet and its default arguments."""
     torch.manual_seed(seed)
     model = mod.TinyNet(*sizes)
+    calls = []
+    handle = model.register_forward_hook(lambda m, args, out: calls.append(1))
     losses = mod.train_tinynet(model, _t(X), _t(y))
+    handle.remove()
     with torch.no_grad():
         logits = model(_t(X))
     n = len(losses) if type(losses) in (list, tuple) else None
-    return {"losses_type": _tname(losses), "len": n, "logits": _tensor(logits)}
+    types = sorted({_tname(item) for item in losses}) if n is not None else []
+    return {"losses_type": _tname(losses), "len": n, "types": types, "hook_calls": len(calls),
+            "logits": _tensor(logits)}
 
 
 # ----------------------------------------------------------------------------- delivery
@@ -243,19 +293,29 @@ def delivery_forward(mod, x_mean, x_std, state, xs):
 
 
 def delivery_train_mode(mod, x_mean, x_std, p_drop, x):
+    """Train and eval passes with an explicit p_drop; the Dropout p of the default path too."""
+    default = _delivery(mod, x_mean, x_std)
+    default_ps = [float(m.p) for _, m in _named_modules(default) if isinstance(m, nn.Dropout)]
     model = _delivery(mod, x_mean, x_std, p_drop)
     dropout_ps = [float(m.p) for _, m in _named_modules(model) if isinstance(m, nn.Dropout)]
+    structure = {"state_keys": list(_state_dict(model).keys()),
+                 "buffer_names": [n for n, _ in _named_buffers(model)], **_params(model)}
     xt = _t(x)
     model.train()
     with torch.no_grad():
         train = [_tensor(model(xt)), _tensor(model(xt))]
         model.eval()
         evals = [_tensor(model(xt)), _tensor(model(xt))]
-    return {"dropout_ps": dropout_ps, "train": train, "eval": evals}
+    model.double()  # .double() on this path too: every tensor of state_dict becomes float64
+    structure["double_dtypes"] = {k: str(v.dtype).replace("torch.", "")
+                                  for k, v in _state_dict(model).items()}
+    return {"dropout_ps": dropout_ps, "default_ps": default_ps, "structure": structure, "train": train,
+            "eval": evals}
 
 
-def delivery_predict(mod, x_mean, x_std, state, x, calls):
-    """predict() on a model left in train mode; a hook records the modes its forward ran in."""
+def delivery_predict(mod, x_mean, x_std, state, x, calls, x_single=None):
+    """predict() on a model left in train mode; a hook records the modes its forward ran in.
+    With x_single (N = 1): one more call on it, the model put back in train mode first."""
     model = _delivery(mod, x_mean, x_std)
     load = _load(model, state)
     if not load["ok"] or load["error"]:
@@ -274,7 +334,11 @@ def delivery_predict(mod, x_mean, x_std, state, x, calls):
 
     model.register_forward_hook(hook)
     outs = [_tensor(mod.predict(model, _t(x))) for _ in range(calls)]
-    return {"load": load, "outs": outs, "seen": seen}
+    single = None
+    if x_single is not None:
+        model.train()
+        single = _tensor(mod.predict(model, _t(x_single)))
+    return {"load": load, "outs": outs, "single": single, "seen": seen}
 
 
 # ----------------------------------------------------------------------------- counting
@@ -318,11 +382,17 @@ def _build_counting_model(spec):
 
 
 def counting_stack(mod, cases):
-    """count_linear_stack on each (sizes, bias); exceptions are observations here."""
+    """count_linear_stack on each [sizes, bias] or [sizes, bias, "tuple"] (sizes passed as a tuple);
+    bias None: the default (not passed); exceptions are observations here."""
     out = []
-    for sizes, bias in cases:
+    for case in cases:
+        sizes, bias = case[0], case[1]
+        sizes = tuple(sizes) if case[2:] == ["tuple"] else list(sizes)
         try:
-            value = mod.count_linear_stack(list(sizes), bias=bias)
+            if bias is None:
+                value = mod.count_linear_stack(sizes)
+            else:
+                value = mod.count_linear_stack(sizes, bias=bias)
         except Exception as exc:
             out.append({"raised": _exc(exc), "type": None, "value": None})
             continue
@@ -334,7 +404,8 @@ def counting_model(mod, spec):
     model = _build_counting_model(spec)
     total = mod.count_parameters(model)
     trainable = mod.count_parameters(model, trainable_only=True)
-    return {"total": _scalar(total), "trainable": _scalar(trainable)}
+    explicit = mod.count_parameters(model, trainable_only=False)
+    return {"total": _scalar(total), "trainable": _scalar(trainable), "explicit": _scalar(explicit)}
 
 
 def counting_per_layer(mod, spec):
@@ -381,13 +452,14 @@ def containers_twohead(mod, x):
     return obs
 
 
-def containers_double(mod, fixed_sizes, x_fixed, x_two):
-    """After .double(): the dtype of every parameter (registered or not) and of the outputs."""
+def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=()):
+    """After .double(): the dtype of every parameter (registered or not) and of the outputs; also
+    for FixedMLP of `more_sizes` (other depths), reported as "FixedMLP([...])"."""
     report = {}
-    for name, model, x in (
-        ("FixedMLP", mod.FixedMLP(list(fixed_sizes)), x_fixed),
-        ("TwoHead", mod.TwoHead(), x_two),
-    ):
+    cases = [("FixedMLP", mod.FixedMLP(list(fixed_sizes)), x_fixed), ("TwoHead", mod.TwoHead(), x_two)]
+    cases += [(f"FixedMLP({list(sizes)})", mod.FixedMLP(list(sizes)), np.ones((2, sizes[0]), np.float32))
+              for sizes in more_sizes]
+    for name, model, x in cases:
         model = model.double()
         linears = _all_linears(model)
         with torch.no_grad():
@@ -491,10 +563,16 @@ def checkpoint_save(mod, state):
     return obs
 
 
-def checkpoint_round_trip(mod, state, x):
+def _round_trip(mod, state, x, path_type):
     source = _ckpt_loaded(state)
-    path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    path: Any = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    if path_type == "pathlib":
+        path = pathlib.Path(path)
     mod.save_weights(source, path)
+    try:  # what save_weights wrote must open safely, whatever kind of path it was given
+        saved_type, saved_error = _tname(torch.load(path, weights_only=True)), None
+    except Exception as exc:
+        saved_type, saved_error = None, _exc(exc)
     torch.manual_seed(12345)
     target = _ckpt_model()  # fresh random weights, default buffers
     returned = mod.load_weights(target, path)
@@ -503,12 +581,28 @@ def checkpoint_round_trip(mod, state, x):
         want = source(_t(x))
         got = target(_t(x))
     return {
+        "saved_type": saved_type,
+        "saved_error": saved_error,
         "returned_model": returned is target,
         "returned_type": _tname(returned),
         "want": _tensor(want),
         "got": _tensor(got),
         "state": {k: _tensor(v) for k, v in target.state_dict().items()},
     }
+
+
+def checkpoint_round_trip(mod, state, x, path_types=("str",)):
+    """save_weights then load_weights, once per kind of path (str, pathlib.Path): the first kind's
+    exceptions propagate as before, the others' are reported under their kind."""
+    first, *others = path_types
+    obs = _round_trip(mod, state, x, first)
+    obs["others"] = {}
+    for path_type in others:
+        try:
+            obs["others"][path_type] = {"raised": None, **_round_trip(mod, state, x, path_type)}
+        except Exception as exc:
+            obs["others"][path_type] = {"raised": _exc(exc)}
+    return obs
 
 
 def _call_load(fn, model, path, marker=None):
@@ -554,9 +648,11 @@ def checkpoint_refuse(mod, state, kind, loader):
     return _call_load(fn, _ckpt_model(), path, marker)
 
 
-def checkpoint_partial(mod, state, renamed):
-    path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+def _partial(mod, state, renamed, path_type):
+    path: Any = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
     torch.save(_ckpt_loaded(state).state_dict(), path)
+    if path_type == "pathlib":
+        path = pathlib.Path(path)
     torch.manual_seed(54321)
     model = _ckpt_model(head=renamed)
     before = {k: _tensor(v) for k, v in model.state_dict().items()}
@@ -572,6 +668,19 @@ def checkpoint_partial(mod, state, renamed):
             else:
                 parts.append({"type": _tname(part), "items": None})
         obs["parts"] = parts
+    return obs
+
+
+def checkpoint_partial(mod, state, renamed, path_types=("str",)):
+    """load_partial into a model with a renamed head, once per kind of path (as checkpoint_round_trip)."""
+    first, *others = path_types
+    obs = _partial(mod, state, renamed, first)
+    obs["others"] = {}
+    for path_type in others:
+        try:
+            obs["others"][path_type] = {"raised": None, **_partial(mod, state, renamed, path_type)}
+        except Exception as exc:
+            obs["others"][path_type] = {"raised": _exc(exc)}
     return obs
 
 
@@ -593,19 +702,70 @@ def dropout_construct(mod, ps):
     return out
 
 
+def _changed(original: np.ndarray, passed: Any) -> int:
+    """How many values of the array handed to the student differ from a copy kept before the call."""
+    if type(passed) is not np.ndarray or passed.shape != original.shape:
+        return int(original.size)
+    return int(np.sum(~((passed == original) | (np.isnan(passed) & np.isnan(original)))))
+
+
 def dropout_modes(mod, p, h, seed):
+    """The identity paths: eval (p, and p == 1) and p == 0 in train mode; each call gets its own copy
+    of h, and `h_changed` counts the values each call changed in place."""
     drop = mod.Dropout(p, _rng(seed))
     obs: dict[str, Any] = {"initial": _scalar_bool(getattr(drop, "training", None))}
     returned = drop.eval()
     obs["eval_returns_self"] = returned is drop
     obs["after_eval"] = _scalar_bool(getattr(drop, "training", None))
-    obs["eval_out"] = _array(drop(h))
+    changed: dict[str, int] = {}
+    h_eval = np.array(h, copy=True)
+    obs["eval_out"] = _array(drop(h_eval))
+    changed["eval"] = _changed(h, h_eval)
     returned = drop.train()
     obs["train_returns_self"] = returned is drop
     obs["after_train"] = _scalar_bool(getattr(drop, "training", None))
+    h_train = np.array(h, copy=True)  # train mode again, after eval(): dropout is back on
+    obs["train_again_out"] = _array(drop(h_train))
+    changed["train_again"] = _changed(h, h_train)
+    obs["train_again_second"] = _array(drop(np.array(h, copy=True)))  # and a fresh mask per call
     zero = mod.Dropout(0.0, _rng(seed))
-    obs["p0_out"] = _array(zero(h))
+    h_zero = np.array(h, copy=True)
+    obs["p0_out"] = _array(zero(h_zero))
+    changed["p0"] = _changed(h, h_zero)
+    try:  # Dropout(1.0) refused: graded by the ValueError check, not here
+        one = mod.Dropout(1.0, _rng(seed))
+    except Exception as exc:
+        obs["eval_p1_out"], obs["p1_refused"] = None, _exc(exc)
+    else:
+        one.eval()
+        h_one = np.array(h, copy=True)
+        obs["eval_p1_out"], obs["p1_refused"] = _array(one(h_one)), None
+        changed["eval_p1"] = _changed(h, h_one)
+    obs["h_changed"] = changed
     return obs
+
+
+def dropout_shapes(mod, p, hs, seed):
+    """Train-mode layers on inputs of other ranks (1-D, 3-D). Per h: two calls of one layer (global
+    seeds 1), a layer with the same rng seed under other global seeds (2) and one with the next rng
+    seed; the values the first call changed in h in place, or the error."""
+    out = []
+    for h in hs:
+        passed = np.array(h, copy=True)
+        try:
+            _reseed_globals(1)
+            layer = mod.Dropout(p, _rng(seed))
+            first = layer(passed)
+            second = layer(np.array(h, copy=True))
+            _reseed_globals(2)
+            same = mod.Dropout(p, _rng(seed))(np.array(h, copy=True))
+            other = mod.Dropout(p, _rng(seed + 1))(np.array(h, copy=True))
+        except Exception as exc:
+            out.append({"raised": _exc(exc), "outs": [], "h_changed": 0})
+            continue
+        outs = [_array(result) for result in (first, second, same, other)]
+        out.append({"raised": None, "outs": outs, "h_changed": _changed(h, passed)})
+    return out
 
 
 def _scalar_bool(value: Any) -> dict[str, Any]:
@@ -637,3 +797,14 @@ def numpy_linear(mod, x, W, b):
 
 def numpy_delivery(mod, state, x):
     return _array(mod.delivery_forward(dict(state), x))
+
+
+def numpy_delivery_cases(mod, cases):
+    """delivery_forward on each [state, x] in one call; a case that raises is reported, not fatal."""
+    out = []
+    for state, x in cases:
+        try:
+            out.append({"raised": None, "out": _array(mod.delivery_forward(dict(state), x))})
+        except Exception as exc:
+            out.append({"raised": _exc(exc), "out": None})
+    return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from autograder.checks import fail, points
 
-from ..support import call, fail_if_not_implemented, raised_name
+from ..support import call, fail_if_not_implemented, raised_name, require_raised
 
 # Models the worker builds from plain data (probes._build_counting_model); numbers in params.py.
 TIED = {"tie": [10, 4]}
@@ -37,32 +37,50 @@ def _value(obs, what: str) -> int:
     return obs["value"]
 
 
+def stack_call(sizes, bias, kind: str = "list") -> str:
+    """How a count_linear_stack call reads in feedback; bias None: the default, not passed."""
+    shown = str(tuple(sizes)) if kind == "tuple" else str(list(sizes))
+    if bias is None:
+        return f"count_linear_stack({shown}) with the default bias"
+    return f"count_linear_stack({shown}, bias={bias})"
+
+
 @points(2)
 def test_known_stacks(worker, params):
-    """count_linear_stack: {p.counting.known_text}"""
-    cases = [[list(sizes), bias] for sizes, bias, _ in params.counting.known_stacks]
+    """count_linear_stack: {p.counting.known_text}
+
+    Also with the default bias (True) and with sizes given as a tuple."""
+    known = [(*case, "list") for case in params.counting.known_stacks]
+    known += [(sizes, None, want, "list") for sizes, bias, want, _ in known[:2] if bias]  # the default bias
+    known += [(sizes, bias, want, "tuple") for sizes, bias, want, _ in known[:1]]  # sizes as a tuple
+    cases = [[list(sizes), bias, kind] for sizes, bias, _, kind in known]
     obs = call(worker, "counting_stack", "count_linear_stack(sizes, bias)", cases=cases)
-    for (sizes, bias, want), got in zip(params.counting.known_stacks, obs, strict=True):
-        what = f"count_linear_stack({list(sizes)}, bias={bias})"
+    for (sizes, bias, want, kind), got in zip(known, obs, strict=True):
+        what = stack_call(sizes, bias, kind)
         fail_if_not_implemented(got["raised"], what)
         if got["raised"]:
             fail("counting.stack_raised", call=what, raised=raised_name(got["raised"]))
         value = _value(got, what)
         if value != want:
-            fail("counting.stack_value", call=what, got=value, want=want)
+            key = "counting.default_bias" if bias is None else "counting.stack_value"
+            fail(key, call=what, got=value, want=want)
 
 
 @points(2)
 def test_stack_value_error(worker, params):
-    """count_linear_stack raises ValueError for fewer than two sizes or a size < 1"""
-    cases = [[list(sizes), True] for sizes in params.counting.bad_stacks]
+    """count_linear_stack raises ValueError for fewer than two sizes or a size < 1
+
+    With the default bias, bias=True and bias=False, and for sizes given as a tuple."""
+    bad = params.counting.bad_stacks
+    cases = [[list(sizes), bias, "list"] for sizes in bad for bias in (None, True, False)]
+    cases += [[list(sizes), None, "tuple"] for sizes in bad]
     obs = call(worker, "counting_stack", "count_linear_stack(sizes)", cases=cases)
-    for sizes, got in zip(params.counting.bad_stacks, obs, strict=True):
-        what = f"count_linear_stack({list(sizes)})"
+    for (sizes, bias, kind), got in zip(cases, obs, strict=True):
+        what = stack_call(sizes, bias, kind)
         fail_if_not_implemented(got["raised"], what)
-        if got["raised"] is None or got["raised"]["type"] != "ValueError":
-            observed = raised_name(got["raised"]) if got["raised"] else f"returned {got['value']!r}"
-            fail("counting.no_value_error", call=what, observed=observed)
+        if got["raised"] is None:
+            fail("counting.no_value_error", call=what, observed=f"returned {got['value']!r}")
+        require_raised(got["raised"], "ValueError", what, "counting.no_value_error", "observed", call=what)
 
 
 def count(worker, spec, what):

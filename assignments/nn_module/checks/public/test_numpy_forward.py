@@ -7,7 +7,7 @@ import numpy as np
 from autograder.checks import fail, points
 
 from ..compare import close, describe, require_array
-from ..support import call, rng
+from ..support import call, raised_error, rng
 
 ARRAY = ("ndarray",)
 LINEAR_HINT = {"mismatch": "numpy_forward.linear_raised", "shapes": "numpy_forward.linear_raised",
@@ -75,10 +75,14 @@ def test_linear_lesson_example(worker, params):
 def test_forward_shape_and_dtype(worker, params):
     """delivery_forward returns an ndarray of shape (N,) (also N = 1) in the dtype of its inputs"""
     nf = params.numpy_forward
+    cases, whats = [], []
     for dtype in (np.float64, np.float32):
         state = delivery_state(nf.state_seed + 1, dtype, params.delivery.layers)
         for n in (4, 1):
-            x = orders(nf.input_seed + n, n, dtype)
-            what = f"delivery_forward(state, x) for {np.dtype(dtype).name} x of shape ({n}, 3)"
-            obs = call(worker, "numpy_delivery", what, FORWARD_HINT, state=state, x=x)
-            require_array(obs, what, (n,), types=ARRAY, dtype=np.dtype(dtype).name, keys=FORWARD_KEYS)
+            cases.append([state, orders(nf.input_seed + n, n, dtype)])
+            whats.append((f"delivery_forward(state, x) for {np.dtype(dtype).name} x of shape ({n}, 3)",
+                          n, np.dtype(dtype).name))
+    obs = call(worker, "numpy_delivery_cases", "delivery_forward(state, x)", FORWARD_HINT, cases=cases)
+    for (what, n, dtype), got in zip(whats, obs, strict=True):
+        raised_error(got["raised"], what, FORWARD_HINT)
+        require_array(got["out"], what, (n,), types=ARRAY, dtype=dtype, keys=FORWARD_KEYS)

@@ -100,13 +100,18 @@ def test_random_stacks(worker, params, sizes, bias):
 @given(spec=specs)
 @example(spec=RICH)
 def test_random_models(worker, params, spec):
-    """count_parameters equals PyTorch's count for random models with buffers, BatchNorm and tied weights"""
+    """count_parameters equals PyTorch's count for random models with buffers, BatchNorm and tied weights
+
+    Both paths of the default: trainable_only not passed, and trainable_only=False passed."""
     want = truth(spec)
     obs = call(worker, "counting_model", "count_parameters(model)", spec=spec)
-    got = _value(obs["total"], "count_parameters(model)")
-    if got == want["total"]:
-        return
     model = f"the model {_describe(spec)}"
+    got = _value(obs["total"], "count_parameters(model)")
+    explicit = _value(obs["explicit"], "count_parameters(model, trainable_only=False)")
+    if got == want["total"]:
+        if explicit != want["total"]:
+            fail("counting.explicit_false", model=model, got=explicit, want=want["total"])
+        return
     if got == want["with_buffers"]:
         fail("counting.counts_buffers", model=model, got=got, want=want["total"])
     if got == want["tied_twice"]:

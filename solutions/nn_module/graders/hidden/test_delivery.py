@@ -79,7 +79,7 @@ def test_matches_reference(worker, params):
 
 @points(2)
 def test_dropout_in_train_mode(worker, params):
-    """In train mode Dropout(p_drop) is active (two passes differ); in eval mode two passes are equal"""
+    """Dropout(p_drop) is active in train mode, not in eval mode; the default p_drop is {p.delivery.p_drop}"""
     P = params.delivery
     w = _weights(P, P.state_seed)
     x = _orders(P.input_seed, P.train_batch)
@@ -88,16 +88,25 @@ def test_dropout_in_train_mode(worker, params):
                x_mean=w["x_mean"], x_std=w["x_std"], p_drop=P.train_p, x=x)
     if P.train_p not in obs["dropout_ps"]:
         fail("delivery.dropout_p", ps=obs["dropout_ps"] or "no nn.Dropout", p=P.train_p)
+    got = obs["structure"]  # the explicit-p path has the structure the public checks prove without p_drop
+    params_of_buffers = [n for n in P.buffers if n in got["names"]]
+    if (got["state_keys"] != list(P.keys) or got["count"] != P.n_params or params_of_buffers
+            or sorted(got["buffer_names"]) != sorted(P.buffers)):
+        fail("delivery.explicit_p_structure", p=P.train_p, keys=got["state_keys"], count=got["count"],
+             buffers=got["buffer_names"] or "none", want=list(P.keys), want_count=P.n_params)
+    wrong = {k: v for k, v in got["double_dtypes"].items() if v != "float64"}
+    if wrong:
+        fail("delivery.double_dtypes", wrong=f"DeliveryMLP(x_mean, x_std, p_drop={P.train_p}) has "
+             + ", ".join(f"{k}: {v}" for k, v in wrong.items()))
     train = [require_array(o, "model(x) in train mode", (P.train_batch,), keys=SHAPE) for o in obs["train"]]
     evals = [require_array(o, "model(x) in eval mode", (P.train_batch,), keys=SHAPE) for o in obs["eval"]]
     if np.array_equal(train[0], train[1]):
         fail("delivery.train_mode_inactive", p=P.train_p)
     if not np.array_equal(evals[0], evals[1]):
         fail("delivery.eval_random", error=describe(evals[1], evals[0]))
-    if P.check_default_p:  # an exam: the default p_drop is the student's own number
-        ps = _structure(worker, P)["dropout_ps"]
-        if ps != [P.p_drop]:
-            fail("delivery.default_p", ps=ps or "no nn.Dropout", p=P.p_drop)
+    ps = obs["default_ps"]  # the default path: p_drop not passed (in an exam, the student's own number)
+    if ps != [P.p_drop]:
+        fail("delivery.default_p", ps=ps or "no nn.Dropout", p=P.p_drop)
 
 
 def _structure(worker, P):
@@ -124,14 +133,17 @@ def _predict(worker, params):
     w = _weights(P, P.state_seed)
     x = _orders(P.input_seed + 1, P.train_batch)
     obs = call(worker, "delivery_predict", "predict(model, x)", SUPER_HINT,
-               x_mean=w["x_mean"], x_std=w["x_std"], state=w, x=x, calls=P.predict_calls)
+               x_mean=w["x_mean"], x_std=w["x_std"], state=w, x=x, calls=P.predict_calls,
+               x_single=_orders(P.input_seed + 2, 1))
     _loaded_or_fail(P, obs)
     return obs, reference_output(params, P.train_batch, P.input_seed + 1)
 
 
 @points(2)
 def test_predict_eval(worker, params):
-    """predict() on a model left in train mode gives the same eval-mode answer on every call"""
+    """predict() on a model left in train mode gives the same eval-mode answer on every call
+
+    Also for x of shape (1, 3): the result is (1,), like the model's."""
     obs, want = _predict(worker, params)
     outs = [require_array(o, "predict(model, x)", (params.delivery.train_batch,), keys=SHAPE)
             for o in obs["outs"]]
@@ -141,13 +153,18 @@ def test_predict_eval(worker, params):
         fail("delivery.predict_not_eval", calls=len(outs), first=_few(outs[0]), second=_few(outs[-1]))
     if not close(outs[0], want, params.tol.float32):
         fail("delivery.predict_values", error=describe(outs[0], want))
+    what = "predict(model, x) for x of shape (1, 3)"  # the N = 1 path
+    got = require_array(obs["single"], what, (1,), keys=SHAPE)
+    want = reference_output(params, 1, params.delivery.input_seed + 2)
+    if not close(got, want, params.tol.float32):
+        fail("delivery.predict_values", error=f"for x of shape (1, 3): {describe(got, want)}")
 
 
 @points(2)
 def test_predict_no_grad(worker, params):
     """predict() runs the model under torch.no_grad() (or inference_mode) and returns no graph"""
     obs, _ = _predict(worker, params)
-    for out in obs["outs"]:
+    for out in [*obs["outs"], obs["single"]]:
         if out["type"] != "Tensor":
             fail("common.wrong_type", call="predict(model, x)", got_type=out["type"], want_type="Tensor")
         if out["requires_grad"] or out["has_grad_fn"]:

@@ -10,7 +10,7 @@ from autograder.checks import fail, points
 
 from ..compare import require_array
 from ..params import default
-from ..public.test_dropout import sample, signed_h
+from ..public.test_dropout import judge_statistics, sample, signed_h
 from ..support import call, rng
 
 P = default().dropout
@@ -25,18 +25,9 @@ def _positive_h(seed: int) -> np.ndarray:
 def test_statistics(worker, params):
     """For p = 0.1, 0.3, 0.75 the zero fraction is close to p and the mean of h is preserved"""
     h = _positive_h(P.h_seed + 1)
-    n = h.size
     for k, p in enumerate(P.stats_p):
         (out,), _, what = sample(worker, p, h, P.rng_seed + k)
-        zeros = float(np.mean(out == 0))
-        sd = np.sqrt(p * (1 - p) / n)
-        if abs(zeros - p) > P.sigmas * sd:
-            key = "dropout.keep_swapped" if abs(zeros - (1 - p)) <= P.sigmas * sd else "dropout.zero_fraction"
-            fail(key, call=what, p=p, zeros=f"{zeros:.4f}", bound=f"{P.sigmas * sd:.4f}")
-        ratio = float(out.sum() / h.sum())
-        sd_mean = float(np.sqrt(np.sum(h**2) * p / (1 - p)) / h.sum())
-        if abs(ratio - 1) > P.sigmas * sd_mean:
-            fail("dropout.mean", call=what, p=p, ratio=f"{ratio:.4f}", bound=f"{P.sigmas * sd_mean:.4f}")
+        judge_statistics(out, h, p, what, P.sigmas)
 
 
 @points(2)
@@ -80,7 +71,7 @@ def test_h_untouched(worker, params):
 
 @points(1)
 def test_p_one(worker, params):
-    """With p == 1 every value is 0 (no NaN from dividing by 1 - p)"""
+    """With p == 1 every value is 0 (no NaN from dividing by 1 - p) and h is left untouched"""
     h = signed_h(P.h_seed + 5, P.small_shape)
     what = "Dropout(1.0, rng)(h) in train mode"
     obs = call(worker, "dropout_sample", what, {"ValueError": "dropout.p_one_raised"},
@@ -89,3 +80,8 @@ def test_p_one(worker, params):
                         keys={"finite": "dropout.p_one_nan"})
     if np.any(out != 0):
         fail("dropout.p_one", call=what, nonzero=int(np.sum(out != 0)))
+    h_after = obs["h_after"]
+    if type(h_after) is not np.ndarray or h_after.shape != h.shape or not np.array_equal(h_after, h):
+        same_shape = type(h_after) is np.ndarray and h_after.shape == h.shape
+        changed = int(np.sum(h_after != h)) if same_shape else h.size
+        fail("dropout.in_place", call=what, changed=changed, size=h.size)

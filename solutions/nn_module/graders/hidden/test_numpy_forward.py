@@ -10,7 +10,7 @@ from autograder.checks import fail, points
 
 from ..compare import close, describe, require_array
 from ..public.test_numpy_forward import FORWARD_HINT, FORWARD_KEYS, delivery_state, orders, run_linear
-from ..support import call, relu, rng
+from ..support import call, raised_error, relu, rng
 from . import _ref
 
 ARRAY = ("ndarray",)
@@ -54,16 +54,30 @@ def _variant(params, n: int, standardize: bool, relu_head: bool) -> np.ndarray:
 
 @points(4)
 def test_matches_torch_float64(worker, params):
-    """delivery_forward equals DeliveryMLP.double() in eval mode within 1e-12, on random weights and orders"""
+    """delivery_forward equals DeliveryMLP.double() in eval mode within 1e-12, on random weights and orders
+
+    Also the float32 path: float32 state and orders give DeliveryMLP's values within float32 rounding."""
     P = params.numpy_forward
     tol = params.tol.float64
     state = delivery_state(P.state_seed, layers=params.delivery.layers)
-    for n in P.batch_sizes:
-        x = orders(P.input_seed + n, n)
-        what = f"delivery_forward(state, x) for x of shape ({n}, 3)"
-        obs = call(worker, "numpy_delivery", what, FORWARD_HINT, state=state, x=x)
-        got = require_array(obs, what, (n,), types=ARRAY, dtype="float64", keys=FORWARD_KEYS)
+    state32 = {k: v.astype(np.float32) for k, v in state.items()}  # the float32 path
+    cases = [(n, "float64", state) for n in P.batch_sizes]
+    cases += [(n, "float32", state32) for n in P.float32_batches]
+    obs = call(worker, "numpy_delivery_cases", "delivery_forward(state, x)", FORWARD_HINT,
+               cases=[[st, orders(P.input_seed + n, n, np.dtype(dt))] for n, dt, st in cases])
+    for (n, dtype, _), got in zip(cases, obs, strict=True):
+        if dtype == "float64":
+            what = f"delivery_forward(state, x) for x of shape ({n}, 3)"
+        else:
+            what = f"delivery_forward(state, x) for float32 state and x of shape ({n}, 3)"
+        raised_error(got["raised"], what, FORWARD_HINT)
+        got = require_array(got["out"], what, (n,), types=ARRAY, dtype=dtype, keys=FORWARD_KEYS)
         want = reference(params, n)
+        if dtype == "float32":  # the same forward in the dtype of the inputs, within float32 rounding
+            if not close(got, want, params.tol.float32):
+                fail("numpy_forward.values_float32", call=what, error=describe(got, want),
+                     tol=f"{params.tol.float32:g}")
+            continue
         if close(got, want, tol):
             continue
         if close(got, _variant(params, n, False, False), 1e-9):

@@ -31,8 +31,13 @@ def test_random_sizes(worker, params, i, h, o):
     obs = call(worker, "tinynet_structure", f"TinyNet({i}, {h}, {o})", SUPER_HINT,
                in_features=i, hidden=h, out_features=o)
     names = list(params.tinynet.names)
+    if not obs["is_module"]:
+        fail("tinynet.not_module", got_type=obs["model_type"])
     if obs["names"] != names:
         fail("tinynet.names", names=obs["names"] or "nothing", want=names)
+    bad = [f"{n}: {t}" for n, t in zip(obs["names"], obs["types"], strict=True) if t != "Parameter"]
+    if bad:
+        fail("tinynet.param_types", bad=", ".join(bad))
     want = [(h, i), (h,), (o, h), (o,)]
     for name, got, shape in zip(names, obs["shapes"], want, strict=True):
         if tuple(got) != shape:
@@ -54,25 +59,28 @@ def _forward_variants(state: dict[str, np.ndarray], x: np.ndarray) -> dict[str, 
 
 @points(2)
 def test_forward_formula(worker, params):
-    """With given weights, TinyNet's forward equals fc2(relu(fc1(x))) within float32 tolerance"""
+    """With given weights, TinyNet's forward equals fc2(relu(fc1(x))) within float32 tolerance, also N = 1"""
     P = params.tinynet
     tol = params.tol.float32
     for k, sizes in enumerate(P.forward_sizes):
         state = _state(P.forward_seed + k, *sizes)
         x = rng(P.forward_seed + 100 + k).normal(0, 1.5, (P.forward_batch, sizes[0])).astype(np.float32)
-        what = f"TinyNet{tuple(sizes)}(x)"
-        obs = call(worker, "tinynet_forward", what, SUPER_HINT, sizes=list(sizes), state=state, x=x)
+        xs = [x, x[:1]]  # a batch, and N = 1
+        obs = call(worker, "tinynet_forward", f"TinyNet{tuple(sizes)}(x)", SUPER_HINT, sizes=list(sizes),
+                   state=state, xs=xs)
         detail = load_problem(obs["load"])
         if detail:
             fail("tinynet.forward_load", sizes=f"TinyNet{tuple(sizes)}", detail=detail)
-        got = require_array(obs["out"], what, (P.forward_batch, sizes[2]))
-        want = _forward_variants(state, x)
-        if close(got, want["right"], tol):
-            continue
-        for variant in ("no_relu", "relu_after"):
-            if close(got, want[variant], tol):
-                fail(f"tinynet.{variant}", call=what)
-        fail("tinynet.forward_values", call=what, error=describe(got, want["right"]))
+        for x_n, out in zip(xs, obs["outs"], strict=True):
+            what = f"TinyNet{tuple(sizes)}(x) for x of shape {fmt_shape(x_n.shape)}"
+            got = require_array(out, what, (len(x_n), sizes[2]))
+            want = _forward_variants(state, x_n)
+            if close(got, want["right"], tol):
+                continue
+            for variant in ("no_relu", "relu_after"):
+                if close(got, want[variant], tol):
+                    fail(f"tinynet.{variant}", call=what)
+            fail("tinynet.forward_values", call=what, error=describe(got, want["right"]))
 
 
 @functools.lru_cache(maxsize=8)
@@ -121,7 +129,9 @@ def train_as_lesson(model, X, y, epochs: int, lr: float, variant: str = "referen
 
 @points(2)
 def test_trajectory(worker, params):
-    """From the same weights and data, train_tinynet's losses equal the reference's (Adam, zero_grad)"""
+    """From the same weights and data, train_tinynet's losses equal the reference's (Adam, zero_grad)
+
+    Both paths of the signature: epochs and lr passed, and the defaults (epochs=100, lr=0.05)."""
     P = params.tinynet
     epochs, lr, tol = P.trajectory_epochs, P.trajectory_lr, params.tol.loss
     X, y = toy_data(P.toy_n, P.toy_seed)
@@ -136,6 +146,7 @@ def test_trajectory(worker, params):
     got = np.array(obs["values"], dtype=np.float64)
     want = np.array(reference_losses(params, epochs, lr, P.init_seed))
     if close(got, want, tol):
+        judge_default_lr(worker, params)
         return
     for variant in ("no_zero_grad", "sgd"):
         if close(got, np.array(reference_losses(params, epochs, lr, P.init_seed, variant)), tol):
@@ -145,13 +156,35 @@ def test_trajectory(worker, params):
          error=describe(got, want))
 
 
+def judge_default_lr(worker, params) -> None:
+    """train_tinynet(model, X, y) without epochs and lr: its first epochs follow the reference
+    trajectory with lr = P.lr, the signature's default (the probe stops the loop after them)."""
+    P = params.tinynet
+    X, y = toy_data(P.toy_n, P.toy_seed)
+    what = "train_tinynet(model, X, y) with the default epochs and lr"
+    k = P.default_lr_epochs
+    obs = call(worker, "tinynet_default_lr", what, sizes=list(P.sizes), state=_state(P.init_seed, *P.sizes),
+               X=X, y=y, epochs=k)
+    got = np.array(obs["losses"], dtype=np.float64)
+    if not len(got):  # the losses are read in a forward hook: model(X) never ran through __call__
+        fail("tinynet.forward_hook", call=what, calls=0, epochs=P.epochs)
+    want = np.array(reference_losses(params, k, P.lr, P.init_seed))
+    if len(got) != k or not close(got, want, params.tol.loss):
+        bad = np.abs(got - want[:len(got)]) > params.tol.loss * np.maximum(1, np.abs(want[:len(got)]))
+        differ = int(np.argmax(bad)) if bad.any() else len(got)
+        fail("tinynet.default_trajectory", call=what, epoch=differ, got=_first(got), want=_first(want),
+             lr=P.lr)
+
+
 def _first(values: np.ndarray, n: int = 5) -> str:
     return "[" + ", ".join(f"{v:.5f}" for v in values[:n]) + (", ...]" if len(values) > n else "]")
 
 
 @points(2)
 def test_accuracy(worker, params):
-    """{p.tinynet.label} trained with train_tinynet's defaults reaches accuracy >= 0.9 on make_toy()"""
+    """{p.tinynet.label} trained with train_tinynet's defaults reaches accuracy >= 0.9 on make_toy()
+
+    On this default-arguments path the losses are plain floats too, and model(X) runs every epoch."""
     P = params.tinynet
     X, y = toy_data(P.toy_n, P.toy_seed)
     sizes = list(P.sizes)
@@ -159,6 +192,12 @@ def test_accuracy(worker, params):
     obs = call(worker, "tinynet_accuracy", what, SUPER_HINT, sizes=sizes, X=X, y=y, seed=P.accuracy_seed)
     if obs["len"] != P.epochs:
         fail("tinynet.default_epochs", call=what, got=obs["len"], epochs=P.epochs)
+    what = f"{what} with the default epochs and lr"
+    bad = [t for t in obs["types"] if t != "float"]
+    if obs["losses_type"] != "list" or bad:
+        fail("tinynet.loss_item", call=what, types=", ".join(bad or [obs["losses_type"]]))
+    if obs["hook_calls"] < P.epochs:
+        fail("tinynet.forward_hook", call=what, calls=obs["hook_calls"], epochs=P.epochs)
     logits = require_array(obs["logits"], "model(X) after training", (P.toy_n, P.out_features))
     accuracy = float(np.mean(np.argmax(logits, axis=1) == y))
     if accuracy < P.accuracy:

@@ -73,12 +73,15 @@ def test_twohead_registered(worker, params):
 
 @points(1)
 def test_double_reaches_every_layer(worker, params):
-    """.double() converts every layer of FixedMLP and TwoHead, and their outputs are float64"""
+    """.double() converts every layer of FixedMLP and TwoHead, and their outputs are float64
+
+    FixedMLP of other depths too (one layer, five layers)."""
     cp = params.containers
     x_fixed = np.ones((2, cp.sizes[0]), dtype=np.float32)
     x_two = np.ones((2, cp.in_features), dtype=np.float32)
     obs = call(worker, "containers_double", "model.double()(x)", DOUBLE_HINT,
-               fixed_sizes=list(cp.sizes), x_fixed=x_fixed, x_two=x_two)
+               fixed_sizes=list(cp.sizes), x_fixed=x_fixed, x_two=x_two,
+               more_sizes=[list(s) for s in cp.forward_sizes if tuple(s) != tuple(cp.sizes)])
     for model, report in obs.items():
         dtypes = report["linear_dtypes"] + report["out_dtypes"]
         if not dtypes or any(d != "float64" for d in dtypes):

@@ -6,8 +6,8 @@ import numpy as np
 
 from autograder.checks import fail, points
 
-from ..compare import close, describe, require_array
-from ..support import call, fail_if_not_implemented, raised_name, rng
+from ..compare import close, describe, fmt_shape, require_array
+from ..support import call, fail_if_not_implemented, raised_name, require_raised, rng
 
 ARRAY = ("ndarray",)
 
@@ -25,6 +25,15 @@ def sample(worker, p: float, h: np.ndarray, seed: int, calls: int = 1):
     return outs, obs["h_after"], what
 
 
+# The paths on which the layer returns h's values (dropout_modes), as the feedback names them.
+IDENTITY_PATHS = {
+    "eval": "Dropout(0.5, rng).eval()(h)",
+    "p0": "Dropout(0.0, rng)(h) in train mode",
+    "eval_p1": "Dropout(1.0, rng).eval()(h)",
+    "train_again": "Dropout(0.5, rng).eval().train()(h)",
+}
+
+
 @points(2)
 def test_value_error(worker, params):
     """Dropout(p, rng) raises ValueError unless 0 <= p <= 1, and accepts p = 0, 0.5 and 1"""
@@ -34,15 +43,17 @@ def test_value_error(worker, params):
     for p, raised in zip(ps, obs, strict=True):
         what = f"Dropout({p}, rng)"
         fail_if_not_implemented(raised, what)
-        if p in dp.bad_p and (raised is None or raised["type"] != "ValueError"):
-            fail("dropout.no_value_error", call=what, raised=raised_name(raised))
+        if p in dp.bad_p:
+            require_raised(raised, "ValueError", what, "dropout.no_value_error", call=what)
         if p in dp.valid_p and raised is not None:
             fail("dropout.valid_p_raised", call=what, raised=raised_name(raised))
 
 
 @points(2)
 def test_modes_and_eval(worker, params):
-    """training starts True; eval()/train() switch it and return self; eval (and p = 0) returns h unchanged"""
+    """training starts True; eval()/train() switch it and return self; eval (and p = 0) returns h unchanged
+
+    Eval with p = 1 too, and train mode again after eval() drops and scales; h is never modified."""
     dp = params.dropout
     h = signed_h(dp.h_seed, dp.small_shape)
     obs = call(worker, "dropout_modes", "Dropout(0.5, rng)", p=0.5, h=h, seed=dp.rng_seed)
@@ -58,19 +69,80 @@ def test_modes_and_eval(worker, params):
     got = require_array(obs["p0_out"], "Dropout(0.0, rng)(h)", h.shape, types=ARRAY)
     if not np.array_equal(got, h):
         fail("dropout.p0_changes", error=describe(got, h))
+    what = "Dropout(0.5, rng).eval().train()(h)"  # the train path after eval(): dropout is on again
+    got = require_array(obs["train_again_out"], what, h.shape, types=ARRAY)
+    judge_survivors(got, h, 0.5, what, params.tol.float64)
+    second = require_array(obs["train_again_second"], what, h.shape, types=ARRAY)
+    if np.array_equal(got == 0, second == 0):  # 2**-128 for independent masks of 128 values
+        fail("dropout.same_mask", call=what, calls=2)
+    if obs["p1_refused"] is None:
+        what = "Dropout(1.0, rng).eval()(h)"
+        got = require_array(obs["eval_p1_out"], what, h.shape, types=ARRAY)
+        if not np.array_equal(got, h):
+            fail("dropout.eval_p_one", call=what, error=describe(got, h))
+    for path, what in IDENTITY_PATHS.items():
+        changed = obs["h_changed"].get(path, 0)
+        if changed:
+            fail("dropout.in_place", call=what, changed=changed, size=h.size)
 
 
 @points(2)
 def test_survivors_scaled(worker, params):
-    """In train mode every value is either 0 or exactly h / (1 - p) (inverted dropout)"""
+    """In train mode every value is either 0 or exactly h / (1 - p) (inverted dropout)
+
+    For h of 2 axes, and of 1 and 3 axes: there also h untouched, the zero fraction and mean, a fresh
+    mask per call and randomness from rng only (the mask has h's shape)."""
     dp = params.dropout
     p = dp.survivor_p
     h = signed_h(dp.h_seed, dp.shape)
     (out,), _, what = sample(worker, p, h, dp.rng_seed)
+    judge_survivors(out, h, p, what, params.tol.float64)
+    # the train-mode properties for inputs of other ranks (a mask drawn for (rows, columns) only is
+    # caught): survivors, h untouched, statistics, a fresh mask per call, randomness from rng only
+    hs = [positive_h(dp.h_seed + 10 + k, shape) for k, shape in enumerate(dp.other_shapes)]
+    obs = call(worker, "dropout_shapes", f"Dropout({p}, rng)(h) in train mode", p=p, hs=hs, seed=dp.rng_seed)
+    for h, got in zip(hs, obs, strict=True):
+        what = f"Dropout({p}, rng)(h) in train mode, h of shape {fmt_shape(h.shape)}"
+        fail_if_not_implemented(got["raised"], what)
+        if got["raised"]:
+            fail("dropout.rank_raised", call=what, raised=raised_name(got["raised"]))
+        first, second, same, other = (require_array(o, what, h.shape, types=ARRAY) for o in got["outs"])
+        if got["h_changed"]:
+            fail("dropout.in_place", call=what, changed=got["h_changed"], size=h.size)
+        judge_survivors(first, h, p, what, params.tol.float64)
+        judge_statistics(first, h, p, what, dp.sigmas)
+        if np.array_equal(first == 0, second == 0):
+            fail("dropout.same_mask", call=what, calls=2)
+        if not np.array_equal(first, same):
+            fail("dropout.global_random", seed=dp.rng_seed)
+        if np.array_equal(first, other):
+            fail("dropout.ignores_rng", seed=dp.rng_seed, other=dp.rng_seed + 1)
+
+
+def positive_h(seed: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Values in [0.5, 1.5]: no zeros, and a sum far from 0 for the mean test."""
+    return rng(seed).uniform(0.5, 1.5, shape)
+
+
+def judge_statistics(out: np.ndarray, h: np.ndarray, p: float, what: str, sigmas: float) -> None:
+    """The zero fraction is within `sigmas` standard deviations of p and the mean of h is kept."""
+    n = h.size
+    zeros = float(np.mean(out == 0))
+    sd = np.sqrt(p * (1 - p) / n)
+    if abs(zeros - p) > sigmas * sd:
+        key = "dropout.keep_swapped" if abs(zeros - (1 - p)) <= sigmas * sd else "dropout.zero_fraction"
+        fail(key, call=what, p=p, zeros=f"{zeros:.4f}", bound=f"{sigmas * sd:.4f}")
+    ratio = float(out.sum() / h.sum())
+    sd_mean = float(np.sqrt(np.sum(h**2) * p / (1 - p)) / h.sum())
+    if abs(ratio - 1) > sigmas * sd_mean:
+        fail("dropout.mean", call=what, p=p, ratio=f"{ratio:.4f}", bound=f"{sigmas * sd_mean:.4f}")
+
+
+def judge_survivors(out: np.ndarray, h: np.ndarray, p: float, what: str, tol: float) -> None:
+    """Some values dropped, some kept, and every kept one exactly h / (1 - p)."""
     kept = out != 0
     if not kept.any() or kept.all():
         fail("dropout.nothing_dropped" if kept.all() else "dropout.all_dropped", call=what, p=p)
-    tol = params.tol.float64
     got, orig = out[kept], h[kept]
     if close(got, orig / (1 - p), tol):
         return
