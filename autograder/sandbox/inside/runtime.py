@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
 import sys
 import types
@@ -38,7 +39,8 @@ def _student_frame(exc: BaseException, task_dir: str) -> str:
     tb = exc.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
-        if type(code.co_filename) is str and code.co_filename.startswith(task_dir + "/"):
+        # os.sep: the student's own check runs this on Windows too
+        if type(code.co_filename) is str and code.co_filename.startswith((task_dir + "/", task_dir + os.sep)):
             where = f"{Path(code.co_filename).name}:{tb.tb_lineno} in {code.co_name}"
         tb = tb.tb_next
     return _clip(where, 300)
@@ -77,8 +79,13 @@ class TaskRuntime:
         self.module: types.ModuleType | None = None
         self.probes: dict[str, Any] = {}
 
-    def open(self) -> dict[str, Any]:
-        """Import the student's module; report an import failure as data."""
+    def adopt(self, module: types.ModuleType) -> dict[str, Any]:
+        """Run the probes on `module`, already made (a notebook's names), instead of importing a file."""
+        self._load_probes()
+        self.module = module
+        return {"imported": True}
+
+    def _load_probes(self) -> None:
         probes_ns: dict[str, Any] = {"__name__": "autograder_probes"}
         code = self.probes_code or compile_probes(self.probes_source)
         exec(code, probes_ns)
@@ -89,6 +96,10 @@ class TaskRuntime:
             and not name.startswith("_")
             and getattr(fn, "__module__", "") == "autograder_probes"
         }
+
+    def open(self) -> dict[str, Any]:
+        """Import the student's module; report an import failure as data."""
+        self._load_probes()
         # Last on the path: a student's helper modules import, but never in place of an installed
         # or standard module (a `json.py` or `torch.py` would otherwise win for lazy imports).
         if self.task_dir not in sys.path:
