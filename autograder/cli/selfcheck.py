@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from autograder.config import find_kit_root, load_kit
+from autograder.config import load_kit
 from autograder.errors import ConfigError
 from autograder.manifest import CHECKS_DIR, MANIFEST_FILE, find_checks
 
@@ -21,9 +21,10 @@ def checks_for(folder: Path, assignment: str | None, kit_dir: Path | None) -> Pa
         try:
             return find_checks(folder)
         except ConfigError as missing:
-            try:
-                kit_dir = find_kit_root(folder)
-            except ConfigError:
+            # only a kit the folder is inside of (never the one this package may have been installed from)
+            kit_dir = next((f for f in (folder.resolve(), *folder.resolve().parents)
+                            if (f / "grading.toml").is_file()), None)
+            if kit_dir is None:
                 raise missing from None
     kit = load_kit(kit_dir)
     target = kit.assignment(assignment)

@@ -2,7 +2,8 @@
 
 The zip (layout per ../shared/notes/lms.md §1.2) holds at its root `setup.sh`, `run_autograder`,
 `gradescope.json` (which assignment, hidden-check visibility, kit version, build time), the
-engine package `autograder/`, `grading.toml`, `pyproject.toml`, `README.md` (pyproject names it)
+engine package `autograder/`, `grading.toml`, `pyproject.toml`, `constraints.txt` (the exact versions
+setup.sh installs), `README.md` (pyproject names it)
 and `solutions/<id>/` with the reference solutions and the hidden graders: the autograder image
 is instructor-private. Never `.venv`, caches or the kit's tests.
 
@@ -71,11 +72,12 @@ apt-get update
 apt-get install -y --no-install-recommends python3 python3-pip python3.11 python3.11-venv \\
     bubblewrap util-linux ca-certificates
 python3.11 -m venv /autograder/venv
-# The kit and its pinned dependencies from pyproject.toml, torch==2.13.0 included. Gradescope's image
-# has no local torch wheel, so pip downloads it from the package index configured on the image.
-# For the much smaller CPU-only build of torch, install torch==2.13.0 first from PyTorch's CPU wheel
-# index (pip's --index-url option), then run the line below.
-/autograder/venv/bin/pip install --no-cache-dir -e /autograder/source
+# The kit with its grading extra, at the exact versions of constraints.txt (torch==2.13.0 included):
+# pyproject.toml only gives ranges. Gradescope's image has no local torch wheel, so pip downloads it
+# from the package index configured on the image. For the much smaller CPU-only build of torch,
+# install torch==2.13.0 first from PyTorch's CPU wheel index (pip's --index-url option).
+/autograder/venv/bin/pip install --no-cache-dir -c /autograder/source/constraints.txt \\
+    -e '/autograder/source[instructor]'
 /autograder/venv/bin/python -c "import torch, autograder; print('torch', torch.__version__)"
 chmod 0755 /autograder/source/run_autograder
 """
@@ -159,7 +161,7 @@ def build_gradescope_zip(
         "run_autograder": RUN_AUTOGRADER.encode(),
         CONFIG_NAME: (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode(),
     }
-    for name in ("grading.toml", "pyproject.toml", "README.md"):
+    for name in ("grading.toml", "pyproject.toml", "constraints.txt", "README.md"):
         if (kit_root / name).is_file():
             files[name] = (kit_root / name).read_bytes()
     for path in _files_under(package):

@@ -93,7 +93,8 @@ def test_zip_layout(zip_path):
         setup = archive.read("setup.sh").decode()
         runner = archive.read("run_autograder").decode()
         config = json.loads(archive.read("gradescope.json"))
-    for required in ("setup.sh", "run_autograder", "grading.toml", "pyproject.toml", "README.md",
+    for required in ("setup.sh", "run_autograder", "grading.toml", "pyproject.toml", "constraints.txt",
+                     "README.md",
                      "autograder/__init__.py", "autograder/batch.py",
                      "autograder/grading/grader.py", "autograder/sandbox/inside/server.py",
                      "autograder/messages/en.toml",
@@ -108,7 +109,8 @@ def test_zip_layout(zip_path):
         assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
     assert runner.startswith("#!/usr/bin/env bash") and "python" in runner and "results.json" in runner
     assert setup.startswith("#!/usr/bin/env bash") and "bubblewrap" in setup
-    assert "pip install --no-cache-dir -e /autograder/source" in setup and "python3.11" in setup
+    assert "pip install --no-cache-dir -c /autograder/source/constraints.txt" in setup
+    assert "-e '/autograder/source[instructor]'" in setup and "python3.11" in setup
     assert "://" not in setup + runner  # no host names
     assert config["assignment"] == "nn_module" and config["hidden_visibility"] == "after_due_date"
     assert config["kit_version"] == autograder.__version__ and config["built_at"]
