@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -133,3 +135,16 @@ def test_cli_exit_codes_and_no_kit(solved: Path, stubs: Path, tmp_path: Path):
     (solved / "checks" / "manifest.json").write_text("{", encoding="utf-8")
     broken = CliRunner().invoke(main, ["check", str(solved)])
     assert broken.exit_code == 2 and "manifest.json" in broken.output and "fresh copy" in broken.output
+
+
+def test_the_check_path_needs_nothing_of_linux_or_the_sandbox():
+    """Windows and macOS: no fork, no sandbox client, launcher, cgroups or resource limits imported."""
+    code = (
+        "import sys; import autograder.cli; "
+        "from autograder.grading import student_check, student_child, notebook_check; "
+        "print(sorted(m for m in sys.modules if m in {'resource', 'autograder.sandbox.client', "
+        "'autograder.sandbox.launch', 'autograder.sandbox.cgroup', 'autograder.sandbox.seccomp', "
+        "'autograder.sandbox.inside.child', 'autograder.sandbox.inside.server'}))"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "[]", shown.stdout
