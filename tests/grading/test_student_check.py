@@ -92,11 +92,10 @@ def test_one_task_and_bangla(solved: Path):
 
 
 def test_a_task_that_hangs_or_exits_costs_that_task_only(solved: Path):
-    manifest = json.loads((solved / "checks" / "manifest.json").read_text(encoding="utf-8"))
-    for task in manifest["tasks"]:
-        task["time_limit"] = 2
-    (solved / "checks" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     hang, ends = MANIFEST.tasks[0], MANIFEST.tasks[2]
+    manifest = json.loads((solved / "checks" / "manifest.json").read_text(encoding="utf-8"))
+    manifest["tasks"][0]["time_limit"] = 2  # the others keep theirs: a loaded machine is slow
+    (solved / "checks" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     (solved / hang.file).write_text("while True:\n    pass\n", encoding="utf-8")
     (solved / ends.file).write_text("import os\nos._exit(3)\n", encoding="utf-8")
     report = run_check_in_child(solved)
