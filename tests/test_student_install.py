@@ -84,7 +84,7 @@ def venv(place: Path) -> Path:
     return env
 
 
-def _as_student(venv: Path, folder: Path) -> subprocess.CompletedProcess[str]:
+def _as_student(venv: Path, folder: Path, *options: str) -> subprocess.CompletedProcess[str]:
     """`autograder check` in `folder` as uid nobody, with only the venv on PATH (no bwrap there)."""
     shutil.chown(folder, NOBODY, NOBODY)
     for path in folder.rglob("*"):
@@ -95,7 +95,7 @@ def _as_student(venv: Path, folder: Path) -> subprocess.CompletedProcess[str]:
     setpriv = shutil.which("setpriv")
     assert setpriv is not None
     return _run([setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                 str(venv / "bin" / "autograder"), "check"], cwd=folder, env=env)
+                 str(venv / "bin" / "autograder"), "check", *options], cwd=folder, env=env)
 
 
 def _copy(source: Path, target: Path) -> Path:
@@ -108,9 +108,9 @@ def test_assignment_folder_full_marks_for_references_exit_1_for_stubs(venv: Path
     assignment = kit.assignment()
     built = ROOT / "assignments" / assignment.id
     public = sum(t.public_points for t in read_manifest(built / "checks" / "manifest.json").tasks)
-    stubs = _as_student(venv, _copy(built, place / "stubs"))
+    stubs = _as_student(venv, _copy(built, place / "stubs"), "--lang", "bn")  # Bangla in the C locale
     assert stubs.returncode == 1, stubs.stdout + stubs.stderr
-    assert "not started" in stubs.stdout and f"public checks: 0/{public:g}" in stubs.stdout
+    assert "এখনো শুরু হয়নি" in stubs.stdout and f": 0/{public:g}" in stubs.stdout
     solved = _copy(built, place / "solved")
     for task in assignment.tasks:
         shutil.copy(assignment.solutions / task.file, solved / task.file)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,16 +70,19 @@ def _import_error(error: Mapping[str, str]) -> str:
 
 def check_task(loaded: LoadedChecks, task: ManifestTask, folder: Path,
                namespace: Mapping[str, Any] | None = None) -> TaskOutcome:
-    """One task's public checks on `folder`'s file, or on `namespace` (a notebook's names)."""
+    """One task's public checks on `folder`'s file, or on `namespace` (a notebook's names; a task
+    none of whose names the notebook defined is checked in its file beside the notebook, if any)."""
     graders = loaded.graders
     assert graders is not None, "a self-check that is turned off checks no task"
     checks = tuple(c for c in graders.for_task(task.id) if c.public)
     max_score = sum(c.points for c in checks)
     config = TaskConfig(task.id, task.file, task.points, time_limit=task.time_limit, hidden=task.hidden)
-    if namespace is not None:
-        absent = [name for name in task.names if name not in namespace]
-        if task.names and len(absent) == len(task.names):
+    absent = [name for name in task.names if namespace is not None and name not in namespace]
+    if namespace is not None and task.names and len(absent) == len(task.names):
+        if not (folder / task.file).is_file():
             return TaskOutcome(task.id, task.file, NOT_DEFINED, max_score, detail=", ".join(absent))
+        namespace = None
+    if namespace is not None:
         module = types.ModuleType(config.module)
         module.__dict__.update(namespace)
         session = InProcessSession(task.id, folder, config.module, graders.probes_source, module)
@@ -115,12 +118,6 @@ def empty_report(loaded: LoadedChecks) -> CheckReport:
                        off=loaded.manifest.check == "none", labels=labels)
 
 
-def iter_outcomes(loaded: LoadedChecks, folder: Path, tasks: tuple[ManifestTask, ...],
-                  namespace: Mapping[str, Any] | None = None) -> Iterator[TaskOutcome]:
-    for task in tasks:
-        yield check_task(loaded, task, folder, namespace)
-
-
 def run_check(folder: Path, task: str | None = None, lang: str | None = None,
               namespace: Mapping[str, Any] | None = None, checks_dir: Path | None = None) -> CheckReport:
     """The public checks of `folder` (or of `namespace`, with `folder` for its helper files)."""
@@ -130,6 +127,6 @@ def run_check(folder: Path, task: str | None = None, lang: str | None = None,
     if report.off:
         return report
     tasks = selected_tasks(loaded.manifest, task)
-    outcomes = tuple(iter_outcomes(loaded, folder.resolve(), tasks, namespace))
+    outcomes = tuple(check_task(loaded, t, folder.resolve(), namespace) for t in tasks)
     return CheckReport(report.assignment, report.title, report.lang, outcomes, False,
                        time.monotonic() - started, report.labels)
