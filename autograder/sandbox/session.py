@@ -19,9 +19,7 @@ from autograder.sandbox.client import (
     clean_error,
     clean_text,
 )
-from autograder.sandbox.local import InProcessSession, call_seed, unpack_answer
-
-__all__ = ["InProcessSession", "OpenResult", "SandboxSession", "call_seed", "unpack_answer"]
+from autograder.sandbox.local import call_seed, unpack_answer
 
 
 @dataclass(frozen=True)
