@@ -64,11 +64,6 @@ class CheckReport:
         return 0 if self.off or self.passed else 1
 
 
-def report_to_dict(report: CheckReport) -> dict[str, Any]:
-    """JSON-ready (what a spawned child sends its parent: never pickle)."""
-    return dataclasses.asdict(report) | {"labels": dict(report.labels)}
-
-
 def outcome_from_dict(data: Mapping[str, Any]) -> TaskOutcome:
     checks = tuple(CheckResult(**c) for c in data.get("checks", ()))
     return TaskOutcome(data["task"], data["file"], data["status"], float(data["max_score"]), checks,
