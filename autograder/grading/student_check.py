@@ -41,7 +41,7 @@ class LoadedChecks:
     lang: str
 
 
-_CACHE: dict[tuple[Path, str], LoadedChecks] = {}
+_CACHE: dict[tuple[Path, str, Manifest], LoadedChecks] = {}
 
 
 def load_checks(checks_dir: Path, lang: str | None = None) -> LoadedChecks:
@@ -49,7 +49,7 @@ def load_checks(checks_dir: Path, lang: str | None = None) -> LoadedChecks:
     checks_dir = checks_dir.resolve()
     manifest = read_manifest(checks_dir / MANIFEST_FILE)
     chosen = lang or manifest.language
-    key = (checks_dir, chosen)
+    key = (checks_dir, chosen, manifest)  # a folder replaced by a fresh copy is loaded again
     if key not in _CACHE:
         assignment = manifest.as_assignment(checks_dir.parent)
         graders = None if manifest.check == "none" else load_graders(assignment, checks_dir, chosen)
@@ -115,7 +115,8 @@ def empty_report(loaded: LoadedChecks) -> CheckReport:
 
         labels = load_messages([ENGINE_MESSAGES], loaded.lang).get("ui", {})
     return CheckReport(loaded.manifest.assignment, loaded.manifest.title, loaded.lang,
-                       off=loaded.manifest.check == "none", labels=labels)
+                       off=loaded.manifest.check == "none", labels=labels,
+                       built_with=loaded.manifest.kit_version)
 
 
 def run_check(folder: Path, task: str | None = None, lang: str | None = None,
@@ -129,4 +130,4 @@ def run_check(folder: Path, task: str | None = None, lang: str | None = None,
     tasks = selected_tasks(loaded.manifest, task)
     outcomes = tuple(check_task(loaded, t, folder.resolve(), namespace) for t in tasks)
     return CheckReport(report.assignment, report.title, report.lang, outcomes, False,
-                       time.monotonic() - started, report.labels)
+                       time.monotonic() - started, report.labels, report.built_with)

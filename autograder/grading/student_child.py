@@ -109,4 +109,4 @@ def run_check_in_child(folder: Path, task: str | None = None, lang: str | None =
                 child.kill()
             child.join()
     return CheckReport(manifest.assignment, manifest.title, chosen, tuple(outcomes), False,
-                       time.monotonic() - started, labels)
+                       time.monotonic() - started, labels, manifest.kit_version)

@@ -16,6 +16,7 @@ from autograder.grading.student_results import (
     CheckReport,
     TaskOutcome,
 )
+from autograder.manifest import kit_version
 
 # Used only when a catalogue lacks a label (a checks/ folder built by an older kit).
 DEFAULT_LABELS = {
@@ -66,11 +67,22 @@ def total_line(report: CheckReport) -> str:
     return _label(report.labels, "selfcheck_total", score=_num(report.score), max=_num(report.max_score))
 
 
+def version_note(report: CheckReport) -> str:
+    """A note when the folder was built by another kit version than the one checking it."""
+    running = kit_version()
+    if not report.built_with or report.built_with == running or "unknown" in (running, report.built_with):
+        return ""
+    return (f"note: checks/ was built with torch-autograder {report.built_with}, this is {running}: "
+            f"if a check seems wrong, install {report.built_with}")
+
+
 def text_lines(report: CheckReport, verbose: bool = False) -> list[tuple[str, str]]:
     """(style, text) lines: a style is "" or one of ok, fail, bold, dim (the CLI colours them)."""
     if report.off:
         return [("", _label(report.labels, "selfcheck_turned_off"))]
     lines: list[tuple[str, str]] = [("bold", f"{report.title} ({report.assignment})")]
+    if version_note(report):
+        lines.append(("dim", version_note(report)))
     for outcome in report.tasks:
         lines.append(("ok" if outcome.passed else "fail", task_line(report.labels, outcome)))
         shown = verbose or outcome.status == CHECKED
@@ -129,5 +141,7 @@ def render_html(report: CheckReport, verbose: bool = False) -> str:
                 f'{"" if check.passed else _feedback_html(check.feedback)}</td></tr>'
             )
     total = html.escape(total_line(report))
+    if version_note(report):
+        total += f"<div>{html.escape(version_note(report))}</div>"
     return (f'<div class="autograder-check"><div><b>{html.escape(report.title)}</b></div>'
             f'<table style="{table}">{"".join(rows)}</table><div><b>{total}</b></div></div>')

@@ -45,6 +45,7 @@ class CheckReport:
     off: bool = False  # an exam that turns the self-check off
     seconds: float = field(default=0.0, compare=False)
     labels: Mapping[str, str] = field(default_factory=dict, compare=False)  # ui labels, in lang
+    built_with: str = ""  # the kit version the folder's checks/ was built with (its manifest's)
 
     @property
     def score(self) -> float:

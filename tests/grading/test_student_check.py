@@ -82,6 +82,17 @@ def test_a_broken_file_is_one_line_with_its_line_number(stubs: Path, mode: str):
     assert report.exit_code == 1
 
 
+def test_a_folder_built_by_another_kit_version_says_so(stubs: Path):
+    path = stubs / "checks" / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["kit_version"] = "0.0.1"
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    report = run_check(stubs, MANIFEST.tasks[0].id)
+    assert "built with torch-autograder 0.0.1" in render_text(report)
+    assert "built with" not in render_text(run_check(stubs, MANIFEST.tasks[0].id,
+                                                     checks_dir=STUBS / "checks"))
+
+
 def test_one_task_and_bangla(solved: Path):
     task = MANIFEST.tasks[1].id
     report = run_check(solved, task, "bn")
