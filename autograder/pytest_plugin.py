@@ -17,7 +17,8 @@ from autograder.config import find_kit_root, load_kit
 from autograder.grading.course import load_graders
 from autograder.grading.grader import worker_launch
 from autograder.sandbox.client import WorkerProcess
-from autograder.sandbox.session import InProcessSession, SandboxSession
+from autograder.sandbox.local import InProcessSession
+from autograder.sandbox.session import SandboxSession
 from autograder.submissions.collect import collect
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import shutil
 import tempfile
@@ -23,6 +24,7 @@ from autograder.authoring.markers import (
     stub_items,
 )
 from autograder.errors import ConfigError, MarkerError
+from autograder.manifest import MANIFEST_FILE, ManifestTask, make_manifest
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "templates"
 README_TEMPLATE = "student_readme.md.j2"
@@ -38,12 +40,15 @@ CLUTTER_NAMES = ("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
 
 
 class TaskSpec(NamedTuple):
-    """A task as the student folder shows it: its id, its file and its points."""
+    """A task as the student folder shows it: its id, its file, its points (and for its manifest, the
+    public checks grading.toml hides and its time limit)."""
 
     id: str
     file: str
     points: float
     title: str = ""
+    hidden: tuple[str, ...] = ()
+    time_limit: float = 20.0
 
 
 @dataclass(frozen=True)
@@ -130,17 +135,43 @@ def public_checks(graders_dir: Path) -> dict[str, bytes]:
     return {rel: data for rel, data in files.items() if rel.split("/")[0] != NOTEBOOK_DIR}
 
 
+def public_points(checks: Mapping[str, bytes], task: TaskSpec) -> float:
+    """What the public checks of `task` in `checks` are worth: the `@points(N)` of each test_ function
+    of public/test_<task>.py that grading.toml does not hide (read, not imported: no torch needed)."""
+    source = checks.get(f"public/test_{task.id}.py")
+    if source is None:
+        return 0.0
+    total = 0.0
+    for node in ast.parse(source.decode("utf-8")).body:
+        if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test_"):
+            continue
+        if node.name.removeprefix("test_") in task.hidden:
+            continue
+        for deco in node.decorator_list:
+            if (isinstance(deco, ast.Call) and getattr(deco.func, "id", getattr(deco.func, "attr", ""))
+                    == "points" and deco.args and isinstance(deco.args[0], ast.Constant)
+                    and isinstance(deco.args[0].value, int | float)):
+                total += float(deco.args[0].value)
+    return total
+
+
+def _toml_number(value: Any, default: float) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+
+
 def generate(kit_root: Path, assignment_id: str) -> dict[str, bytes]:
     """Everything the student folder holds, as relative POSIX path -> bytes (nothing written)."""
     config = _assignment_config(kit_root, assignment_id)
     source_dir = kit_root / "solutions" / assignment_id
     if not source_dir.is_dir():
         raise ConfigError(f"{source_dir} not found; the reference solutions live there.")
-    tasks = [TaskSpec(tid, t["file"], t["points"], str(t.get("title", tid)))
+    tasks = [TaskSpec(tid, t["file"], t["points"], str(t.get("title", tid)),
+                      tuple(str(h) for h in t.get("hidden", [])), _toml_number(t.get("time_limit"), 20.0))
              for tid, t in config["tasks"].items()]
+    kit = tomllib.loads((kit_root / "grading.toml").read_text(encoding="utf-8")).get("kit", {})
     return render_student_folder(
         source_dir, assignment_id, str(config.get("title", assignment_id)), tasks,
-        [str(name) for name in config.get("given", [])],
+        [str(name) for name in config.get("given", [])], language=str(kit.get("language", "en")),
     )
 
 
@@ -154,12 +185,14 @@ def render_student_folder(
     sources: Mapping[str, str] | None = None,
     checks: Mapping[str, bytes] | None = None,
     exam: Mapping[str, Any] | None = None,
+    language: str = "en",
 ) -> dict[str, bytes]:
     """A student folder from the references in `source_dir`: stubs, given files, checks, README.
 
     `sources` replaces the text of reference files (an exam variant's), `checks` the files of
-    checks/ (default: the public part of graders/; empty: no checks/), `exam` adds the exam's
-    part of the README (the student, their numbers, the window).
+    checks/ (default: the public part of graders/; empty: only the manifest, which tells the check
+    that it is off), `exam` adds the exam's part of the README (the student, their numbers, the
+    window). checks/manifest.json lets `autograder check` run in the folder without the kit.
     """
     files: dict[str, bytes] = {}
     stripped_from: dict[str, str] = {}
@@ -184,6 +217,15 @@ def render_student_folder(
         text = stripped_from.get(task.file, "")
         items = stub_items(text, task.file) if text else ()
         docs.append(TaskDoc(task.id, task.title or task.id, task.file, _points(task.points), items))
+    policy = str(exam.get("check", "public")) if exam else "public"
+    manifest = make_manifest(
+        assignment_id, title,
+        [ManifestTask(t.id, t.file, float(t.points), public_points(shipped, t),
+                      tuple(item.name for item in doc.items), float(t.time_limit), tuple(t.hidden))
+         for t, doc in zip(tasks, docs, strict=True)],
+        sorted(given), language, policy if shipped else "none",
+    )
+    files[f"{CHECKS_DIR}/{MANIFEST_FILE}"] = manifest.to_json().encode("utf-8")
     context = {
         "assignment_id": assignment_id,
         "title": title,

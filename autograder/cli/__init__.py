@@ -109,17 +109,21 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
 
 @main.command()
 @click.argument("folder", required=False, type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option("--assignment", default=None, help="Assignment id (default: the kit's default).")
+@click.option("--task", default=None, help="Check one task only (its id, as in the README).")
 @click.option("--lang", type=click.Choice(["en", "bn"]), default=None, help="Feedback language.")
+@click.option("--verbose", "-v", is_flag=True, help="Show every check, passing ones too.")
+@click.option("--in-process", is_flag=True, help="Run the checks in this process (no child process).")
+@click.option("--assignment", default=None, help="With --kit: whose built checks to use.")
 @kit_option
 @friendly
-def check(folder: Path | None, assignment: str | None, lang: str | None, kit_dir: Path | None) -> None:
-    """Self-check your working copy against the public checks (no root, no sandbox needed)."""
-    from autograder.grading.selfcheck import run_selfcheck
+def check(folder: Path | None, task: str | None, lang: str | None, verbose: bool, in_process: bool,
+          assignment: str | None, kit_dir: Path | None) -> None:
+    """Self-check your work against the public checks of its folder (no kit, root or sandbox needed).
 
-    folder = folder or Path.cwd()
-    kit = find_kit(kit_dir, folder)
-    sys.exit(run_selfcheck(kit, folder, assignment, lang))
+    Exit code 0 when every public check passes, 1 when some fail, 2 for a usage error."""
+    from autograder.cli.selfcheck import run_selfcheck
+
+    sys.exit(run_selfcheck(folder or Path.cwd(), task, lang, verbose, in_process, assignment, kit_dir))
 
 
 @main.command()

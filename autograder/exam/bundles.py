@@ -21,7 +21,6 @@ from autograder.grading.course import VARIANT_FILE, load_graders, variant_params
 from autograder.submissions.students import safe_name, student_key
 
 ROSTER_ID_COLUMNS = ("student", "student_id", "id", "email", "username", "login", "sis_id")
-BUNDLE_CONFIG = "grading.toml"
 
 
 @dataclass(frozen=True)
@@ -70,44 +69,6 @@ class Bundle:
     zip: Path
 
 
-def _toml_str(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
-def bundle_config(kit: Kit, assignment: Assignment) -> str:
-    """The grading.toml of a student's exam folder: what `autograder check` needs there, no more."""
-    exam = assignment.exam
-    assert exam is not None
-    lines = [
-        "# Written by `autograder exam build`: lets `autograder check` run in this folder.",
-        "[kit]",
-        f"default_assignment = {_toml_str(assignment.id)}",
-        f"language = {_toml_str(kit.language)}",
-        "",
-        f"[assignments.{assignment.id}]",
-        f"title = {_toml_str(assignment.title)}",
-        f"given = [{', '.join(_toml_str(g) for g in assignment.given)}]",
-        f"languages = [{', '.join(_toml_str(code) for code in assignment.languages)}]",
-        "",
-        f"[assignments.{assignment.id}.exam]",
-        f"check = {_toml_str(exam.check)}",
-    ]
-    for task in assignment.tasks:
-        lines += [
-            "",
-            f"[assignments.{assignment.id}.tasks.{task.id}]",
-            f"file = {_toml_str(task.file)}",
-            f"points = {task.points:g}",
-            f"time_limit = {task.time_limit:g}",
-            f"cpu_limit = {task.cpu_limit:g}",
-            f"memory_mb = {task.memory_mb}",
-            f"output_kb = {task.output_kb}",
-        ]
-        if task.hidden:
-            lines.append(f"hidden = [{', '.join(_toml_str(h) for h in task.hidden)}]")
-    return "\n".join(lines) + "\n"
-
-
 def bundle_files(
     kit: Kit, assignment: Assignment, student: str, variant: Variant, graders: Any
 ) -> dict[str, bytes]:
@@ -141,12 +102,12 @@ def bundle_files(
         "window": window_text(exam),
         "check": exam.check,
     }
-    tasks = [build.TaskSpec(t.id, t.file, t.points) for t in assignment.tasks]
+    tasks = [build.TaskSpec(t.id, t.file, t.points, hidden=t.hidden, time_limit=t.time_limit)
+             for t in assignment.tasks]
     files = build.render_student_folder(
         assignment.solutions, assignment.id, assignment.title, tasks, assignment.given,
-        sources=sources, checks=checks, exam=context,
+        sources=sources, checks=checks, exam=context, language=kit.language,
     )
-    files[BUNDLE_CONFIG] = bundle_config(kit, assignment).encode("utf-8")
     build.refuse_leaks(files, sources, f"the exam folder of {student!r}")
     return dict(sorted(files.items()))
 

@@ -2,7 +2,8 @@
 
 The zip (layout per ../shared/notes/lms.md §1.2) holds at its root `setup.sh`, `run_autograder`,
 `gradescope.json` (which assignment, hidden-check visibility, kit version, build time), the
-engine package `autograder/`, `grading.toml`, `pyproject.toml`, `README.md` (pyproject names it)
+engine package `autograder/`, `grading.toml`, `pyproject.toml`, `constraints.txt` (the exact versions
+setup.sh installs), `README.md` (pyproject names it)
 and `solutions/<id>/` with the reference solutions and the hidden graders: the autograder image
 is instructor-private. Never `.venv`, caches or the kit's tests.
 
@@ -31,7 +32,6 @@ import os
 import shutil
 import sys
 import time
-import tomllib
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,9 +75,11 @@ python3.11 -m venv /autograder/venv
 # torch's CPU-only build first, from PyTorch's CPU wheel index: about 0.2 GB, where the default
 # index's build for Linux is the CUDA one with its nvidia wheels (about 3 GB) and Gradescope has no
 # GPU. Its version {torch_cpu} satisfies the kit's pin torch=={torch} (a local version label), so
-# the line after it keeps this torch and installs the kit's other pinned dependencies.
+# the line after it keeps this torch. Then the kit with its grading extra, at the exact versions of
+# constraints.txt (pyproject.toml only gives ranges, so that a student's install keeps their torch).
 /autograder/venv/bin/pip install --no-cache-dir --index-url {cpu_index} "torch=={torch_cpu}"
-/autograder/venv/bin/pip install --no-cache-dir -e /autograder/source
+/autograder/venv/bin/pip install --no-cache-dir -c /autograder/source/constraints.txt \\
+    -e '/autograder/source[instructor]'
 /autograder/venv/bin/python -c "import torch, autograder; print('torch', torch.__version__)"
 chmod 0755 /autograder/source/run_autograder
 """
@@ -96,14 +98,17 @@ HIDDEN_TOTAL_NOTE = {
 
 
 def torch_pin(kit_root: Path) -> str:
-    """The torch version pinned in the kit's pyproject.toml (`torch==X.Y.Z`)."""
-    path = kit_root / "pyproject.toml"
-    deps = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {}).get("dependencies", [])
-    for dep in deps:
-        name, sep, version = str(dep).partition("==")
+    """The torch version grading is pinned to, from the kit's constraints.txt (`torch==X.Y.Z`)."""
+    path = kit_root / "constraints.txt"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the kit's pinned versions ({exc.strerror or exc})") from None
+    for line in lines:
+        name, sep, version = line.split("#", 1)[0].partition("==")
         if name.strip() == "torch" and sep:
             return version.strip()
-    raise ConfigError(f"{path}: no exact torch pin (torch==X.Y.Z) in [project] dependencies")
+    raise ConfigError(f"{path}: no exact torch pin (torch==X.Y.Z): add one")
 
 
 RUN_AUTOGRADER = """\
@@ -187,7 +192,7 @@ def build_gradescope_zip(
         "run_autograder": RUN_AUTOGRADER.encode(),
         CONFIG_NAME: (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode(),
     }
-    for name in ("grading.toml", "pyproject.toml", "README.md"):
+    for name in ("grading.toml", "pyproject.toml", "constraints.txt", "README.md"):
         if (kit_root / name).is_file():
             files[name] = (kit_root / name).read_bytes()
     for path in _files_under(package):

@@ -1,12 +1,10 @@
-"""Grader-side handles on a task's worker: the sandboxed one, and an in-process one for debugging."""
+"""The grader-side handle on a task's sandboxed worker (the in-process one is sandbox/local.py)."""
 
 from __future__ import annotations
 
 import base64
 import time
-import zlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from autograder.checks import StudentCodeError, WorkerLost
@@ -21,49 +19,7 @@ from autograder.sandbox.client import (
     clean_error,
     clean_text,
 )
-from autograder.sandbox.inside.runtime import TaskRuntime
-
-
-def call_seed(task: str, probe: str, counter: int) -> int:
-    """Seed for one probe call: fixed by task, probe and call order, so regrading repeats."""
-    return zlib.crc32(f"{task}:{probe}:{counter}".encode())
-
-
-def unpack_answer(probe: str, answer: Any) -> Any:
-    """Turn a worker's decoded answer into a value, or raise what the student's code raised."""
-    if type(answer) is not dict:
-        raise StudentCodeError(probe, "BadAnswer", "the worker sent something that is not an answer")
-    if "value" in answer:
-        return answer["value"]
-    if "kit_error" in answer:
-        raise RuntimeError(f"probe {probe!r}: {answer['kit_error']}")
-    if "tampered" in answer:  # the worker saw the submission change its probes: nothing it says counts
-        raise WorkerLost("tampered", clean_text(answer["tampered"], 300))
-    err = answer.get("error") or {}
-    raise StudentCodeError(
-        probe, str(err.get("type", "Error")), str(err.get("message", "")), str(err.get("where", ""))
-    )
-
-
-class InProcessSession:
-    """Runs probes in this very process. Trusted code only (reference solutions, debugging)."""
-
-    def __init__(self, task: str, task_dir: Path, module_name: str, probes_source: str):
-        self.task = task
-        self.runtime = TaskRuntime(str(task_dir), module_name, probes_source)
-        self.status = self.runtime.open()
-        self.counter = 0
-
-    def call(self, probe: str, /, **kwargs: Any) -> Any:
-        if "tampered" in self.status:
-            raise WorkerLost("tampered", str(self.status["tampered"]))
-        if not self.status.get("imported"):
-            err = self.status.get("error", {})
-            raise StudentCodeError("import", err.get("type", "ImportError"), err.get("message", ""))
-        self.counter += 1
-        args = codec.decode(codec.encode(kwargs))  # same round trip as the sandbox
-        answer = self.runtime.call(probe, args, call_seed(self.task, probe, self.counter))
-        return unpack_answer(probe, codec.decode(answer))
+from autograder.sandbox.local import call_seed, unpack_answer
 
 
 @dataclass(frozen=True)

@@ -258,6 +258,7 @@ def test_build_writes_stubs_checks_and_readme(tmp_path: Path) -> None:
     rels = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert rels == [
         "README.md",
+        "checks/manifest.json",
         "checks/messages.toml",
         "checks/public_checks.py",
         "data.py",

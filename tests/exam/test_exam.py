@@ -510,7 +510,9 @@ def test_bundles_hold_each_students_numbers_and_no_hidden_check_or_solution(ekit
             assert text not in hidden and not {f"def {n}(" for n in hidden_checks if f"def {n}(" in text}, rel
             if not rel.startswith("checks/"):
                 assert not secret_lines & {line.strip() for line in text.splitlines()}, rel
-        assert {"README.md", "data.py", "grading.toml", "checks/variant.json", *TASK_FILES} <= set(files)
+        shipped = {"README.md", "data.py", "checks/manifest.json", "checks/variant.json", *TASK_FILES}
+        assert shipped <= set(files)
+        assert "grading.toml" not in files  # the manifest carries what the check needs
         assert files["data.py"] == (SOLUTIONS / "data.py").read_bytes()
         assert json.loads(files["checks/variant.json"]) == bundle.variant.choices
         # the student's numbers are in their stubs' docstrings and their README
@@ -539,7 +541,7 @@ def test_self_check_in_a_bundle_uses_the_students_numbers(ekit, tmp_path):
     folder = lesson.folder
     shutil.copy(SOLUTIONS / "delivery.py", folder / "delivery.py")  # the lesson's numbers, not theirs
     result = CliRunner().invoke(main, ["check", str(folder)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the lesson's numbers fail the student's own
     n_params = _Rewriter(ekit).graders_for(lesson.variant).params.delivery.n_params
     assert f"DeliveryMLP has {n_params} parameters" in result.output
     assert re.search(r"FAIL DeliveryMLP has \d+ parameters", result.output)
@@ -548,7 +550,7 @@ def test_self_check_in_a_bundle_uses_the_students_numbers(ekit, tmp_path):
     closed = exam_kit(check="none")
     roster = read_roster(_roster(tmp_path, ["ada"]))
     quiet = build_bundles(closed, closed.assignment(EXAM), roster, tmp_path / "closed", SECRET)[0]
-    assert not (quiet.folder / "checks").exists()
+    assert [p.name for p in (quiet.folder / "checks").iterdir()] == ["manifest.json"]
     assert "Self-checks are turned off during this exam" in (quiet.folder / "README.md").read_text()
     result = CliRunner().invoke(main, ["check", str(quiet.folder)])
     assert result.exit_code == 0 and "turned off" in result.output and "PASS" not in result.output

@@ -1,23 +1,25 @@
-"""`autograder check` without --assignment: a built folder of the kit names its own assignment."""
+"""`autograder check` in a built folder: the folder names its own assignment (checks/manifest.json)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from kit_assignments import ASSIGNMENTS
 
 from autograder.config import Kit
-from autograder.grading.selfcheck import folder_assignment
+from autograder.errors import AutograderError
+from autograder.manifest import find_checks, read_manifest
 
 
 def test_a_built_folder_is_its_assignment(kit: Kit):
     for assignment in ASSIGNMENTS:
         folder = kit.root / "assignments" / assignment
-        assert folder_assignment(kit, folder) == assignment
-        assert folder_assignment(kit, folder / "checks") == assignment
+        for start in (folder, folder / "checks"):
+            checks = find_checks(start)
+            assert read_manifest(checks / "manifest.json").assignment == assignment
 
 
-def test_other_folders_fall_back_to_the_default(kit: Kit, tmp_path: Path):
-    assert folder_assignment(kit, tmp_path) is None
-    assert folder_assignment(kit, kit.root / "assignments") is None
-    assert folder_assignment(kit, kit.root / "assignments" / "not_declared") is None
+def test_a_folder_without_checks_is_refused_clearly(tmp_path: Path):
+    with pytest.raises(AutograderError, match="checks"):
+        find_checks(tmp_path)

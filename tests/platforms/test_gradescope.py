@@ -102,7 +102,8 @@ def test_zip_layout(zip_path):
         setup = archive.read("setup.sh").decode()
         runner = archive.read("run_autograder").decode()
         config = json.loads(archive.read("gradescope.json"))
-    for required in ("setup.sh", "run_autograder", "grading.toml", "pyproject.toml", "README.md",
+    for required in ("setup.sh", "run_autograder", "grading.toml", "pyproject.toml", "constraints.txt",
+                     "README.md",
                      "autograder/__init__.py", "autograder/batch.py",
                      "autograder/grading/grader.py", "autograder/sandbox/inside/server.py",
                      "autograder/messages/en.toml",
@@ -117,13 +118,15 @@ def test_zip_layout(zip_path):
         assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
     assert runner.startswith("#!/usr/bin/env bash") and "python" in runner and "results.json" in runner
     assert setup.startswith("#!/usr/bin/env bash") and "bubblewrap" in setup
-    assert "pip install --no-cache-dir -e /autograder/source" in setup and "python3.11" in setup
+    assert "pip install --no-cache-dir -c /autograder/source/constraints.txt" in setup
+    assert "-e '/autograder/source[instructor]'" in setup and "python3.11" in setup
     # The only host named: PyTorch's CPU wheel index, for torch's CPU build (not the 3 GB CUDA one).
     assert "://" not in runner and setup.count("://") == 1
     assert 'pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu "torch==2.13.0+cpu"' \
         in setup
     cpu_line = next(i for i, line in enumerate(setup.splitlines()) if "whl/cpu" in line)
-    kit_line = next(i for i, line in enumerate(setup.splitlines()) if "-e /autograder/source" in line)
+    kit_line = next(i for i, line in enumerate(setup.splitlines())
+                    if "constraints.txt" in line and "pip" in line)
     assert cpu_line < kit_line  # torch first, so the kit's torch==2.13.0 pin finds it installed
     assert config["assignment"] == "nn_module" and config["hidden_visibility"] == "after_due_date"
     assert config["kit_version"] == autograder.__version__ and config["built_at"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
 import sys
 import types
@@ -39,7 +40,8 @@ def _student_frame(exc: BaseException, task_dir: str) -> str:
     tb = exc.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
-        if type(code.co_filename) is str and code.co_filename.startswith(task_dir + "/"):
+        # os.sep: the student's own check runs this on Windows too
+        if type(code.co_filename) is str and code.co_filename.startswith((task_dir + "/", task_dir + os.sep)):
             where = f"{Path(code.co_filename).name}:{tb.tb_lineno} in {code.co_name}"
         tb = tb.tb_next
     return _clip(where, 300)
@@ -89,6 +91,17 @@ class TaskRuntime:
         changed = self.snapshot.changed()
         if changed:
             return {"imported": False, "tampered": f"{changed} changed while the submission was imported"}
+        self._load_probes()
+        return status
+
+    def adopt(self, module: types.ModuleType) -> dict[str, Any]:
+        """Run the probes on `module`, already made (a notebook's names), instead of importing a file."""
+        self.snapshot = Snapshot.of_environment()
+        self._load_probes()
+        self.module = module
+        return {"imported": True}
+
+    def _load_probes(self) -> None:
         probes_ns: dict[str, Any] = {"__name__": "autograder_probes"}
         code = self.probes_code or compile_probes(self.probes_source)
         exec(code, probes_ns)
@@ -100,7 +113,6 @@ class TaskRuntime:
             and getattr(fn, "__module__", "") == "autograder_probes"
         }
         self.snapshot.add_probes(self.probes, probes_ns)
-        return status
 
     def _import(self) -> dict[str, Any]:
         # Last on the path: a student's helper modules import, but never in place of an installed

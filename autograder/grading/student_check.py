@@ -1,0 +1,133 @@
+"""The student's self-check: a folder's public checks, run in this process with no kit and no sandbox.
+
+It is the student's own code on their own machine, so nothing is isolated; everything it needs
+comes from the folder's checks/ (its manifest, public checks, probes and messages).
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autograder.config import TaskConfig
+from autograder.errors import ConfigError
+from autograder.grading import judge
+from autograder.grading.course import Graders, load_graders
+from autograder.grading.results import CheckResult
+from autograder.grading.student_results import (
+    CHECKED,
+    MISSING,
+    NO_IMPORT,
+    NOT_DEFINED,
+    NOT_STARTED,
+    CheckReport,
+    TaskOutcome,
+)
+from autograder.manifest import MANIFEST_FILE, Manifest, ManifestTask, find_checks, read_manifest
+from autograder.sandbox.local import InProcessSession
+
+
+@dataclass
+class LoadedChecks:
+    """A folder's manifest and its graders, loaded once (a notebook re-checks with them)."""
+
+    checks_dir: Path
+    manifest: Manifest
+    graders: Graders | None  # None: the exam turns the self-check off, nothing was imported
+    lang: str
+
+
+_CACHE: dict[tuple[Path, str, Manifest], LoadedChecks] = {}
+
+
+def load_checks(checks_dir: Path, lang: str | None = None) -> LoadedChecks:
+    """Read the manifest and import the public checks of `checks_dir` (cached per folder and language)."""
+    checks_dir = checks_dir.resolve()
+    manifest = read_manifest(checks_dir / MANIFEST_FILE)
+    chosen = lang or manifest.language
+    key = (checks_dir, chosen, manifest)  # a folder replaced by a fresh copy is loaded again
+    if key not in _CACHE:
+        assignment = manifest.as_assignment(checks_dir.parent)
+        graders = None if manifest.check == "none" else load_graders(assignment, checks_dir, chosen)
+        _CACHE[key] = LoadedChecks(checks_dir, manifest, graders, chosen)
+    return _CACHE[key]
+
+
+def _not_implemented(results: tuple[CheckResult, ...]) -> bool:
+    """Every check stopped at a stub's NotImplementedError (a catalogue key `*.not_implemented`)."""
+    return bool(results) and all(
+        not r.passed and r.message_key.rsplit(".", 1)[-1] == "not_implemented" for r in results)
+
+
+def _import_error(error: Mapping[str, str]) -> str:
+    text = f"{error.get('type', 'Error')}: {error.get('message', '')}"
+    return text + (f" (at {error['where']})" if error.get("where") else "")
+
+
+def check_task(loaded: LoadedChecks, task: ManifestTask, folder: Path,
+               namespace: Mapping[str, Any] | None = None) -> TaskOutcome:
+    """One task's public checks on `folder`'s file, or on `namespace` (a notebook's names; a task
+    none of whose names the notebook defined is checked in its file beside the notebook, if any)."""
+    graders = loaded.graders
+    assert graders is not None, "a self-check that is turned off checks no task"
+    checks = tuple(c for c in graders.for_task(task.id) if c.public)
+    max_score = sum(c.points for c in checks)
+    config = TaskConfig(task.id, task.file, task.points, time_limit=task.time_limit, hidden=task.hidden)
+    absent = [name for name in task.names if namespace is not None and name not in namespace]
+    if namespace is not None and task.names and len(absent) == len(task.names):
+        if not (folder / task.file).is_file():
+            return TaskOutcome(task.id, task.file, NOT_DEFINED, max_score, detail=", ".join(absent))
+        namespace = None
+    if namespace is not None:
+        module = types.ModuleType(config.module)
+        module.__dict__.update(namespace)
+        session = InProcessSession(task.id, folder, config.module, graders.probes_source, module)
+    else:
+        if not (folder / task.file).is_file():
+            return TaskOutcome(task.id, task.file, MISSING, max_score)
+        session = InProcessSession(task.id, folder, config.module, graders.probes_source)
+        if not session.status.get("imported"):
+            return TaskOutcome(task.id, task.file, NO_IMPORT, max_score,
+                               detail=_import_error(session.status.get("error", {})))
+    results = tuple(judge.run_check(c, session, graders, config) for c in checks)
+    status = NOT_STARTED if _not_implemented(results) else CHECKED
+    return TaskOutcome(task.id, task.file, status, max_score, results)
+
+
+def selected_tasks(manifest: Manifest, only: str | None) -> tuple[ManifestTask, ...]:
+    if only is None:
+        return manifest.tasks
+    chosen = tuple(t for t in manifest.tasks if t.id == only)
+    if not chosen:
+        known = ", ".join(t.id for t in manifest.tasks)
+        raise ConfigError(f"no task {only!r} in {manifest.assignment} (its tasks: {known})")
+    return chosen
+
+
+def empty_report(loaded: LoadedChecks) -> CheckReport:
+    labels = dict(loaded.graders.messages.get("ui", {})) if loaded.graders else {}
+    if not labels:  # checks turned off: only the engine's labels are needed
+        from autograder.grading.course import ENGINE_MESSAGES, load_messages
+
+        labels = load_messages([ENGINE_MESSAGES], loaded.lang).get("ui", {})
+    return CheckReport(loaded.manifest.assignment, loaded.manifest.title, loaded.lang,
+                       off=loaded.manifest.check == "none", labels=labels,
+                       built_with=loaded.manifest.kit_version)
+
+
+def run_check(folder: Path, task: str | None = None, lang: str | None = None,
+              namespace: Mapping[str, Any] | None = None, checks_dir: Path | None = None) -> CheckReport:
+    """The public checks of `folder` (or of `namespace`, with `folder` for its helper files)."""
+    started = time.monotonic()
+    loaded = load_checks(checks_dir or find_checks(folder), lang)
+    report = empty_report(loaded)
+    if report.off:
+        return report
+    tasks = selected_tasks(loaded.manifest, task)
+    outcomes = tuple(check_task(loaded, t, folder.resolve(), namespace) for t in tasks)
+    return CheckReport(report.assignment, report.title, report.lang, outcomes, False,
+                       time.monotonic() - started, report.labels, report.built_with)

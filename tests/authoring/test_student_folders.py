@@ -1,0 +1,62 @@
+"""Every built student folder and exam bundle carries what the self-check needs, and nothing secret."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from autograder.authoring.build import _tree_files, refuse_leaks
+from autograder.config import load_kit
+from autograder.exam.bundles import RosterEntry, build_bundles
+from autograder.grading.course import load_graders
+from autograder.manifest import read_manifest
+
+KIT = load_kit(ROOT)
+BUILT = sorted(p for p in (ROOT / "assignments").iterdir() if (p / "checks").is_dir())
+
+
+def _folders(tmp_path: Path) -> list[tuple[Path, str]]:
+    """Each committed assignment folder, and one exam bundle of each exam that allows self-checks."""
+    found = [(folder, folder.name) for folder in BUILT]
+    for exam in (a for a in KIT.assignments.values() if a.exam is not None):
+        bundle = build_bundles(KIT, exam, [RosterEntry("ada")], tmp_path / exam.id, b"x" * 32)[0]
+        found.append((bundle.folder, exam.id))
+    return found
+
+
+def test_there_are_built_folders():
+    assert BUILT, "no assignments/<id>/checks: run `autograder build`"
+
+
+def test_every_folder_has_a_manifest_and_no_hidden_check_or_solution(tmp_path: Path):
+    for folder, assignment_id in _folders(tmp_path):
+        assignment = KIT.assignment(assignment_id)
+        files = _tree_files(folder, ("__pycache__", "*.pyc"))
+        references = {p.name: p.read_text(encoding="utf-8") for p in assignment.solutions.glob("*.py")}
+        if assignment.exam is None:  # an exam's references differ per student; bundles check their own
+            refuse_leaks(files, references, str(folder))
+        assert not [rel for rel in files if "hidden" in rel.split("/") or "reference" in rel], folder
+        hidden = {p.name for p in (assignment.graders / "hidden").glob("test_*.py")}
+        for name in hidden:
+            text = (assignment.graders / "hidden" / name).read_bytes()
+            assert text not in files.values() or not text.strip(), (folder, name)
+        manifest = read_manifest(folder / "checks" / "manifest.json")
+        assert manifest.assignment == assignment.id
+        assert [(t.id, t.file, t.points) for t in manifest.tasks] == [
+            (t.id, t.file, t.points) for t in assignment.tasks]
+        assert manifest.kit_version and all(t.names for t in manifest.tasks)
+        if manifest.check == "none":
+            continue
+        graders = load_graders(manifest.as_assignment(folder), folder / "checks")
+        for task in manifest.tasks:
+            public = sum(c.points for c in graders.for_task(task.id) if c.public)
+            assert public == task.public_points > 0, (folder, task.id)
+
+
+@pytest.mark.parametrize("folder", BUILT, ids=[p.name for p in BUILT])
+def test_the_manifest_needs_no_kit(folder: Path):
+    """Nothing in the manifest points back into the kit: no absolute paths, no grading.toml."""
+    text = (folder / "checks" / "manifest.json").read_text(encoding="utf-8")
+    assert str(ROOT) not in text and "grading.toml" not in text

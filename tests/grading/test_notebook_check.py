@@ -1,0 +1,77 @@
+"""check() in a notebook run by a real Jupyter kernel (nbclient): HTML with the points of each task."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import ROOT, SOLUTIONS, STUBS
+from nbclient import NotebookClient
+
+from autograder.authoring.source_notebook import build_source_notebook
+from autograder.config import load_kit
+from autograder.manifest import read_manifest
+
+MANIFEST = read_manifest(STUBS / "checks" / "manifest.json")
+
+
+def _execute(notebook: nbformat.NotebookNode, folder: Path) -> nbformat.NotebookNode:
+    client = NotebookClient(notebook, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(folder)}})
+    client.execute()
+    return notebook
+
+
+def _html(cell: nbformat.NotebookNode) -> str:
+    shown = [o["data"]["text/html"] for o in cell.get("outputs", []) if "text/html" in o.get("data", {})]
+    assert len(shown) == 1, cell.get("outputs")
+    return str(shown[0])
+
+
+def _points(html: str) -> dict[str, str]:
+    """task id -> the points shown in its row."""
+    rows = re.findall(r'data-task="([^"]+)">.*?class="points">([^<]+)<', html)
+    return dict(rows)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """Where the student's notebook sits: their copy of the assignment folder (checks/, data.py)."""
+    target = tmp_path / "work"
+    shutil.copytree(STUBS, target, ignore=shutil.ignore_patterns("__pycache__"))
+    for task in MANIFEST.tasks:  # the notebook holds the code: no task files beside it
+        (target / task.file).unlink()
+    return target
+
+
+def test_check_in_the_built_notebook_and_in_one_a_student_wrote(folder: Path, tmp_path: Path):
+    kit = load_kit(ROOT)
+    built = build_source_notebook(ROOT, kit.assignment().id, tmp_path / "built.ipynb")
+    notebook = nbformat.read(built, as_version=4)
+    first = MANIFEST.tasks[0]
+    notebook.cells += [
+        nbformat.v4.new_code_cell("from autograder import check\ncheck()"),
+        nbformat.v4.new_code_cell(f"check({first.id!r})"),
+    ]
+    ran = _execute(notebook, folder)
+    every = _points(_html(ran.cells[-2]))
+    assert every == {t.id: f"{t.public_points:g}/{t.public_points:g}" for t in MANIFEST.tasks}
+    assert _points(_html(ran.cells[-1])) == {first.id: f"{first.public_points:g}/{first.public_points:g}"}
+
+    # a notebook of the student's own: one task written, one started wrong, the rest not there yet
+    second = MANIFEST.tasks[1]
+    wrong = (SOLUTIONS / second.file).read_text(encoding="utf-8").replace("super().__init__()", "pass", 1)
+    own = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell((SOLUTIONS / first.file).read_text(encoding="utf-8")),
+        nbformat.v4.new_code_cell(wrong),
+        nbformat.v4.new_code_cell("import autograder\nautograder.check()"),
+    ])
+    html = _html(_execute(own, folder).cells[-1])
+    shown = _points(html)
+    assert shown[first.id] == f"{first.public_points:g}/{first.public_points:g}"
+    assert shown[second.id] != f"{second.public_points:g}/{second.public_points:g}"
+    assert "not defined yet" in html and "Observed" in html  # failing checks show their feedback
+    assert set(shown) == {t.id for t in MANIFEST.tasks}

@@ -1,0 +1,139 @@
+"""End to end, as a student: the built wheel in a fresh venv that already holds torch, no checkout on
+the path, a non-root user with no bubblewrap on PATH, `autograder check` in copies of the folders.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from autograder.config import load_kit
+from autograder.exam.bundles import RosterEntry, build_bundles
+from autograder.grading.course import load_graders
+from autograder.manifest import read_manifest
+
+ROOT = Path(__file__).resolve().parents[1]
+TORCH = "torch==2.13.0"  # what the fresh venv holds before the kit's wheel comes
+NOBODY = 65534
+SECRET = b"student-install-test-secret-0123"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                       reason="needs root and setpriv to run the check as another user"),
+]
+
+
+def _run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, timeout=900, **kwargs)
+
+
+def _system_python() -> str:
+    """A Python 3.11 every user may run (this venv's may live in root's home, closed to others)."""
+    for candidate in ("/usr/bin/python3.11", "/usr/local/bin/python3.11"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return sys.executable
+
+
+@pytest.fixture(scope="module")
+def place() -> Iterator[Path]:
+    """A folder every user can read (pytest's own tmp folders are root's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="autograder-student-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def venv(place: Path) -> Path:
+    """A fresh venv with torch, then the kit's wheel (built from a copy of the sources, no deps)."""
+    source = place / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "autograder", source / "autograder",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    dist = place / "dist"
+    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                  "-w", str(dist), str(source)])
+    assert built.returncode == 0, built.stderr
+    wheel = next(dist.glob("torch_autograder-*.whl"))
+    env = place / "venv"
+    assert _run([_system_python(), "-m", "venv", str(env)]).returncode == 0
+    pip = [str(env / "bin" / "python"), "-m", "pip"]
+    first = _run([*pip, "install", "-q", TORCH])
+    assert first.returncode == 0, first.stderr
+    installed = _run([*pip, "install", str(wheel)])
+    assert installed.returncode == 0, installed.stderr
+    # pip kept the torch that was there: nothing of torch was collected or downloaded again
+    assert not re.search(r"(Collecting|Downloading) torch\b", installed.stdout), installed.stdout
+    version = _run([str(env / "bin" / "python"), "-c", "import torch; print(torch.__version__)"])
+    assert version.stdout.strip().startswith(TORCH.split("==")[1]), version.stdout
+    where = _run([str(env / "bin" / "python"), "-c", "import autograder; print(autograder.__file__)"],
+                 cwd=place)
+    assert str(env) in where.stdout and str(ROOT) not in where.stdout  # the wheel, not the checkout
+    return env
+
+
+def _as_student(venv: Path, folder: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """`autograder check` in `folder` as uid nobody, with only the venv on PATH (no bwrap there)."""
+    shutil.chown(folder, NOBODY, NOBODY)
+    for path in folder.rglob("*"):
+        os.chown(path, NOBODY, NOBODY)
+    path = str(venv / "bin")
+    assert shutil.which("bwrap", path=path) is None
+    env = {"PATH": path, "HOME": str(folder), "LANG": "C", "PYTHONNOUSERSITE": "1"}
+    setpriv = shutil.which("setpriv")
+    assert setpriv is not None
+    return _run([setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                 str(venv / "bin" / "autograder"), "check", *options], cwd=folder, env=env)
+
+
+def _copy(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def test_assignment_folder_full_marks_for_references_exit_1_for_stubs(venv: Path, place: Path):
+    kit = load_kit(ROOT)
+    assignment = kit.assignment()
+    built = ROOT / "assignments" / assignment.id
+    public = sum(t.public_points for t in read_manifest(built / "checks" / "manifest.json").tasks)
+    stubs = _as_student(venv, _copy(built, place / "stubs"), "--lang", "bn")  # Bangla in the C locale
+    assert stubs.returncode == 1, stubs.stdout + stubs.stderr
+    assert "এখনো শুরু হয়নি" in stubs.stdout and f": 0/{public:g}" in stubs.stdout
+    solved = _copy(built, place / "solved")
+    for task in assignment.tasks:
+        shutil.copy(assignment.solutions / task.file, solved / task.file)
+    result = _as_student(venv, solved)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"public checks: {public:g}/{public:g}" in result.stdout
+
+
+def test_exam_bundle_full_marks_for_its_references(venv: Path, place: Path):
+    kit = load_kit(ROOT)
+    exam = next(a for a in kit.assignments.values() if a.exam is not None and a.exam.check == "public")
+    bundle = build_bundles(kit, exam, [RosterEntry("ada")], place / "bundles", SECRET)[0]
+    graders = load_graders(exam)
+    params = graders.module("params").for_variant(bundle.variant.choices)
+    rewrite = graders.module("reference_variants").variant_source
+    folder = _copy(bundle.folder, place / "exam")
+    assert not (folder / "grading.toml").exists()
+    stubs = _as_student(venv, folder)
+    assert stubs.returncode == 1, stubs.stdout + stubs.stderr
+    for task in exam.tasks:
+        text = (exam.solutions / task.file).read_text(encoding="utf-8")
+        (folder / task.file).write_text(rewrite(task.file, text, params), encoding="utf-8")
+    result = _as_student(venv, folder)
+    public = sum(t.public_points for t in read_manifest(folder / "checks" / "manifest.json").tasks)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"public checks: {public:g}/{public:g}" in result.stdout
