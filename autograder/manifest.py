@@ -50,12 +50,13 @@ class Manifest:
     language: str = "en"
     check: str = "public"  # an exam's policy: "none" turns the self-check off
     kit_version: str = ""
+    languages: tuple[str, ...] = ("en",)  # the feedback languages its shipped catalogues hold
 
     def as_assignment(self, root: Path) -> Assignment:
         """An Assignment whose graders are the folder's checks (for loading them like the kit's)."""
         tasks = tuple(TaskConfig(t.id, t.file, t.points, time_limit=t.time_limit, hidden=t.hidden)
                       for t in self.tasks)
-        return Assignment(self.assignment, self.title, root, self.given, tasks)
+        return Assignment(self.assignment, self.title, root, self.given, tasks, languages=self.languages)
 
     def to_json(self) -> str:
         data = {
@@ -64,6 +65,7 @@ class Manifest:
             "title": self.title,
             "kit_version": self.kit_version,
             "language": self.language,
+            "languages": list(self.languages),
             "check": self.check,
             "given": list(self.given),
             "tasks": [
@@ -76,8 +78,10 @@ class Manifest:
 
 
 def make_manifest(assignment: str, title: str, tasks: Sequence[ManifestTask], given: Sequence[str],
-                  language: str = "en", check: str = "public") -> Manifest:
-    return Manifest(assignment, title, tuple(tasks), tuple(given), language, check, kit_version())
+                  language: str = "en", check: str = "public",
+                  languages: Sequence[str] = ("en",)) -> Manifest:
+    return Manifest(assignment, title, tuple(tasks), tuple(given), language, check, kit_version(),
+                    tuple(languages))
 
 
 def _number(value: Any, where: str) -> float:
@@ -123,10 +127,13 @@ def read_manifest(path: Path) -> Manifest:
     if (language not in LANGUAGES or check not in CHECK_POLICIES
             or not isinstance(data.get("assignment"), str)):
         raise ConfigError(f"{where}: assignment, language or check is not valid: {fix}")
+    languages = data.get("languages", ["en", language] if language != "en" else ["en"])
+    if not isinstance(languages, list) or not all(code in LANGUAGES for code in languages):
+        raise ConfigError(f"{where}: languages must list feedback languages ({', '.join(LANGUAGES)}): {fix}")
     return Manifest(
         data["assignment"], str(data.get("title", data["assignment"])),
         tuple(_task(t, f"{where}: tasks[{i}]") for i, t in enumerate(tasks)), tuple(given),
-        language, check, str(data.get("kit_version", "")),
+        language, check, str(data.get("kit_version", "")), tuple(languages),
     )
 
 

@@ -175,6 +175,12 @@ def generate(kit_root: Path, assignment_id: str) -> dict[str, bytes]:
     )
 
 
+def _shipped_languages(shipped: Mapping[str, bytes]) -> list[str]:
+    """The feedback languages a student folder's checks can speak: its messages/<lang>.toml files."""
+    found = {Path(rel).stem for rel in shipped if rel.startswith("messages/") and rel.endswith(".toml")}
+    return ["en", *sorted(found - {"en"})]
+
+
 def render_student_folder(
     source_dir: Path,
     assignment_id: str,
@@ -223,7 +229,7 @@ def render_student_folder(
         [ManifestTask(t.id, t.file, float(t.points), public_points(shipped, t),
                       tuple(item.name for item in doc.items), float(t.time_limit), tuple(t.hidden))
          for t, doc in zip(tasks, docs, strict=True)],
-        sorted(given), language, policy if shipped else "none",
+        sorted(given), language, policy if shipped else "none", _shipped_languages(shipped),
     )
     files[f"{CHECKS_DIR}/{MANIFEST_FILE}"] = manifest.to_json().encode("utf-8")
     context = {

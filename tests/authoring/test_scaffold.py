@@ -18,6 +18,7 @@ from autograder.errors import ConfigError
 from autograder.grading.course import load_graders, validate_points
 from autograder.grading.grader import Grader
 from autograder.grading.options import GradeOptions
+from autograder.manifest import read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ["alpha", "beta_two"]
@@ -64,7 +65,9 @@ def test_the_scaffold_builds_and_passes_doctor(scaffolded):
     stub = (scaffolded / "assignments" / "second_course" / "alpha.py").read_text(encoding="utf-8")
     assert "raise NotImplementedError" in stub and "2.0 * x" not in stub
     readme = (scaffolded / "assignments" / "second_course" / "README.md").read_text(encoding="utf-8")
-    assert "autograder check --assignment second_course" in readme
+    assert "it checks `second_course`" in readme  # the folder names its assignment, so does its manifest
+    manifest = read_manifest(scaffolded / "assignments" / "second_course" / "checks" / "manifest.json")
+    assert manifest.assignment == "second_course" and manifest.languages == ("en", "bn")
     validate_points(load_graders(assignment))
     assert assignment_problems(assignment) == []
     load_graders(assignment, lang="bn")  # declared, so Bangla feedback loads

@@ -65,6 +65,27 @@ def seed_everything(seed: int) -> None:
     torch.default_generator.manual_seed(seed)
 
 
+_lazy_loaded = False
+
+
+def load_lazy_torch() -> None:
+    """Load what torch imports on first use (an optimizer's first step brings in torch._dynamo, which
+    wraps torch.manual_seed and more), before the integrity snapshot: honest code that trains is
+    then no change to what the probes use. Once per process; the warm worker does it before forking."""
+    global _lazy_loaded
+    if _lazy_loaded:
+        return
+    import torch
+    import torch.optim
+
+    layer = torch.nn.Linear(1, 1)
+    optimizer = torch.optim.Adam(layer.parameters())
+    optimizer.zero_grad()
+    layer(torch.zeros(1, 1)).sum().backward()
+    optimizer.step()
+    _lazy_loaded = True
+
+
 def compile_probes(source: str) -> Any:
     return compile(source, "probes.py", "exec")
 
@@ -86,6 +107,7 @@ class TaskRuntime:
 
         The probes come into being only after the import, so module-level code never meets them;
         what they will use is snapshotted before it, and checked after it and after every call."""
+        load_lazy_torch()
         self.snapshot = Snapshot.of_environment()
         status = self._import()
         changed = self.snapshot.changed()
@@ -96,6 +118,7 @@ class TaskRuntime:
 
     def adopt(self, module: types.ModuleType) -> dict[str, Any]:
         """Run the probes on `module`, already made (a notebook's names), instead of importing a file."""
+        load_lazy_torch()
         self.snapshot = Snapshot.of_environment()
         self._load_probes()
         self.module = module

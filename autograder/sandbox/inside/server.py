@@ -243,6 +243,7 @@ def main() -> None:
     # Warm for every child, and loaded before any submission so that the integrity snapshot holds them.
     from autograder.sandbox.inside import runtime, spies  # noqa: F401
 
+    runtime.load_lazy_torch()  # done once here: every child forked from here has it done
     settle()
     Template(sandboxed).run()
 
