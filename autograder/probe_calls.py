@@ -18,6 +18,25 @@ MESSAGE_LIMIT = 300
 NOT_IMPLEMENTED = "common.not_implemented"
 IMPORT_ERROR = "common.import_error"
 RAISED = "common.raised"
+WRAPPED = "common.wrapped_error"
+# Exception types a contract names, as probes report an exception's classes (module.qualname).
+QUALIFIED = {
+    "RuntimeError": "builtins.RuntimeError",
+    "ValueError": "builtins.ValueError",
+    "TypeError": "builtins.TypeError",
+    "KeyError": "builtins.KeyError",
+    "UnpicklingError": "_pickle.UnpicklingError",  # pickle.UnpicklingError is _pickle's
+}
+
+
+def raised_as(obs: Any, name: str) -> bool:
+    """The exception that reached the caller (a probe's {type, mro, ...}) is a `name` or a subclass.
+
+    Only the outer exception counts: one caught and re-raised as another type (`raise X from err`)
+    is not a `name` for the caller's `except name:`, even though `name` is in its chain."""
+    if obs is None or "mro" not in obs:
+        return False
+    return QUALIFIED.get(name, name) in obs["mro"]
 
 
 def clean(text: str, limit: int = MESSAGE_LIMIT, scrub: tuple[re.Pattern[str], ...] = ()) -> str:
@@ -68,10 +87,36 @@ class ProbeCaller:
             self.student_error(err, what, hints)
 
     def raised_name(self, obs: Any) -> str:
-        """How an exception a probe caught and reported ({type, message} or None) reads in feedback."""
+        """How an exception a probe caught and reported reads in feedback: {type, message} (or None),
+        with `mro` (module.qualname of its classes) and `chain` (type names, outermost first) when
+        the probe gives them: a look-alike of a named type says what it really is, a chain is shown."""
         if obs is None:
             return "no exception"
-        return f"{obs['type']}: {clean(str(obs['message']), 200, self.scrub)}"
+        shown, mro = obs["type"], obs.get("mro") or []
+        if shown in QUALIFIED and mro and mro[0] != QUALIFIED[shown]:
+            shown = f"{mro[0]} (not {QUALIFIED[shown]})"
+        text = f"{shown}: {clean(str(obs['message']), 200, self.scrub)}"
+        chain = obs.get("chain") or []
+        if len(chain) > 1:
+            text += f" (its chain: {' from '.join(chain)})"
+        return text
+
+    def require_raised(self, obs: Any, name: str, call_text: str, wrong_key: str, field: str = "raised",
+                       **params: Any) -> None:
+        """Fail unless the exception that reached the caller is a `name`: `wrong_key` (with `params`,
+        the exception in `field`) for another one, common.wrapped_error when `name` is only deeper
+        in its chain (caught and re-raised as another type: the caller's `except name` misses it)."""
+        if raised_as(obs, name):
+            return
+        if obs is not None and name in (obs.get("chain") or [])[1:]:
+            fail(WRAPPED, call=call_text, want=name, raised=self.raised_name(obs))
+        fail(wrong_key, **{field: self.raised_name(obs)}, **params)
+
+    def raised_error(self, raised: Any, call: str, hints: Mapping[str, str] | None = None) -> None:
+        """A probe's caught exception (or None) judged as if it had escaped the probe."""
+        if raised is not None:
+            err = StudentCodeError("case", raised["type"], raised.get("message", ""))
+            self.student_error(err, call, hints)
 
     def fail_if_not_implemented(self, raised: Any, call: str) -> None:
         """A probe caught a stub's NotImplementedError ({type, message}): no points for a stub."""
@@ -85,6 +130,8 @@ call = _DEFAULT.call
 student_error = _DEFAULT.student_error
 error_params = _DEFAULT.error_params
 raised_name = _DEFAULT.raised_name
+require_raised = _DEFAULT.require_raised
+raised_error = _DEFAULT.raised_error
 fail_if_not_implemented = _DEFAULT.fail_if_not_implemented
 
 

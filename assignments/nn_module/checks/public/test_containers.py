@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.compare import fmt_shape
 
-from ..compare import fmt_shape
 from ..support import call, raised_name
 
 DOUBLE_HINT = {"dtype": "containers.double_error", "Double": "containers.double_error"}

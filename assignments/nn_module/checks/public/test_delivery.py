@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.compare import fmt_shape
 
-from ..compare import fmt_shape
 from ..support import call
 
 SUPER_HINT = {"Module.__init__() call": "delivery.super_init"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.compare import close, describe, fmt_shape, require_array
 
-from ..compare import close, describe, fmt_shape, require_array
 from ..support import call, fail_if_not_implemented, raised_name, require_raised, rng
 
 ARRAY = ("ndarray",)

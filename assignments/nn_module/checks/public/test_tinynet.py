@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from autograder.checks import fail, points
+from autograder.compare import fmt_shape
 
-from ..compare import fmt_shape
 from ..support import call, mlp_state, toy_data
 
 SUPER_HINT = {"Module.__init__() call": "tinynet.super_init"}

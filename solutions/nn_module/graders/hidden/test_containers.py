@@ -8,8 +8,8 @@ from itertools import pairwise
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.compare import close, describe, fmt_shape, require_array
 
-from ..compare import close, describe, fmt_shape, require_array
 from ..support import call, load_problem, mlp_state, relu, rng
 from . import _ref
 

@@ -7,8 +7,8 @@ from itertools import pairwise
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.compare import require_array
 
-from ..compare import require_array
 from ..params import default
 from ..public.test_dropout import judge_statistics, sample, signed_h
 from ..support import call, rng

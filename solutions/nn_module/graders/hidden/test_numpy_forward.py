@@ -7,8 +7,8 @@ import functools
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.compare import close, describe, require_array
 
-from ..compare import close, describe, require_array
 from ..public.test_numpy_forward import FORWARD_HINT, FORWARD_KEYS, delivery_state, orders, run_linear
 from ..support import call, raised_error, relu, rng
 from . import _ref

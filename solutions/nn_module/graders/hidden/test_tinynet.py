@@ -9,8 +9,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.checks import fail, points
+from autograder.compare import close, describe, fmt_shape, require_array
 
-from ..compare import close, describe, fmt_shape, require_array
 from ..params import default
 from ..support import call, load_problem, mlp_state, relu, rng, toy_data
 from . import _ref

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.compare import close, describe, require_array
 
-from ..compare import close, describe, require_array
 from ..support import call, raised_error, rng
 
 ARRAY = ("ndarray",)
