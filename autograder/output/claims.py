@@ -64,7 +64,8 @@ class Claims:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         with self._lock, self.db:
-            self.db.executescript(SCHEMA)
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(SCHEMA)
 
     def close(self) -> None:
         self.db.close()

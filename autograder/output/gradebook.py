@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -66,18 +67,31 @@ class Gradebook:
         self.path = path
         # Several runs (and threads of a service) share one file: wait for a writer, never fail at once.
         self.db = sqlite3.connect(path, timeout=60.0, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA busy_timeout=60000")
-        self.db.executescript(SCHEMA)
-        self._migrate()
+        self._wal()
+        with self.db:  # one writer sets the file up; a second run opening it at once waits, then sees it
+            self.db.execute("BEGIN IMMEDIATE")
+            for statement in filter(str.strip, SCHEMA.split(";")):
+                self.db.execute(statement)
+            self._migrate()
+
+    def _wal(self) -> None:
+        """Readers never wait for the writer. Switching needs the file alone for a moment: a run
+        opening it at the same time can be told it is locked, whatever the busy timeout; try again."""
+        for _ in range(100):
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError:
+                time.sleep(0.05)
+        self.db.execute("PRAGMA journal_mode=WAL")
 
     def _migrate(self) -> None:
         """A gradebook from before the ledger gets its key columns (empty: graded again once)."""
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(gradings)")}
         for name in ("submission_sha256", "grader_digest", "signature"):
             if name not in columns:
-                with self.db:
-                    self.db.execute(f"ALTER TABLE gradings ADD COLUMN {name} TEXT NOT NULL DEFAULT ''")
+                self.db.execute(f"ALTER TABLE gradings ADD COLUMN {name} TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         self.db.close()

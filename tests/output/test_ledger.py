@@ -124,7 +124,7 @@ def test_two_runs_at_once_grade_each_student_once(kit, tmp_path):
     out = tmp_path / "out"
     first, second = _cli_grade(klass, out, *_flags(kit)), _cli_grade(klass, out, *_flags(kit))
     outputs = [p.communicate(timeout=600)[0] for p in (first, second)]
-    assert [p.returncode for p in (first, second)] == [0, 0], outputs
+    assert [p.returncode for p in (first, second)] == [0, 0], "\n----\n".join(o[-3000:] for o in outputs)
     graded = [int(o.split("graded ")[1].split()[0]) for o in outputs]
     assert sum(graded) == 4, outputs
     rows = _rows(out)
