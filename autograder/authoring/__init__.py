@@ -1,1 +1,1 @@
-"""authoring"""
+"""Writing assignments: markers, stubs and student folders, the source notebook, scaffolds, doctor."""

@@ -1,1 +1,1 @@
-"""grading"""
+"""Judging submissions: graders loaded, checks run, one submission graded, the long-lived pool."""

@@ -1,1 +1,1 @@
-"""sandbox"""
+"""Host side of the sandbox: starting a worker in bubblewrap, talking to it, the plain-data wire format."""

@@ -1,1 +1,1 @@
-"""inside"""
+"""Everything that runs inside the sandbox: the warm worker, relay, task child, probe runtime, integrity."""
