@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from autograder.config import find_kit_root, load_kit
+from autograder.grading.challenge import Challenge, graders_secret
 from autograder.grading.course import load_graders
 from autograder.grading.grader import worker_launch
 from autograder.sandbox.client import WorkerProcess
@@ -84,3 +85,12 @@ def params(request: pytest.FixtureRequest) -> Any:
     kit = load_kit(find_kit_root(folder))
     assignment = next(a for a in kit.assignments.values() if a.id in folder.parts)
     return load_graders(assignment, folder).params
+
+
+@pytest.fixture
+def challenge(request: pytest.FixtureRequest) -> Challenge:
+    """The check's hidden inputs, drawn as the kit's grading draws them (grading/challenge.py)."""
+    folder = _graders_folder(request)
+    task = Path(str(request.node.path)).stem.removeprefix("test_")
+    name = request.node.originalname.removeprefix("test_")
+    return Challenge(graders_secret(folder), f"{task}.{name}")

@@ -37,12 +37,15 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from autograder.batch import grade_batch
 from autograder.config import Kit, SandboxConfig, load_kit
 from autograder.errors import SandboxUnavailable
+from autograder.grading import judge
+from autograder.grading.course import load_graders
 from autograder.grading.grader import Grader
 from autograder.grading.options import GradeOptions
 from autograder.grading.results import SubmissionResult, result_to_dict
@@ -50,7 +53,9 @@ from autograder.output import reports
 from autograder.sandbox import codec, seccomp
 from autograder.sandbox import launch as sandbox
 from autograder.sandbox.client import WorkerProcess
+from autograder.sandbox.inside.integrity import Snapshot
 from autograder.sandbox.launch import Launch, check_available
+from autograder.sandbox.local import InProcessSession
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions" / "nn_module"
@@ -450,6 +455,9 @@ def test_hostile_submission(suite: Suite, reference_copy: Path, case: Case) -> N
 
 
 FORGERIES = sorted(p.name.removesuffix(".py.txt") for p in (HOSTILE / "forgeries").glob("*.py.txt"))
+# A stub whose forgery answers the structure probes as a correct model would: the file is the task's.
+STRUCTURE_FORGERIES = sorted(p.name.removesuffix(".py.txt")
+                             for p in (HOSTILE / "structure_forgeries").glob("*.py.txt"))
 
 
 def without_forgery(source: str) -> str:
@@ -465,23 +473,26 @@ def without_forgery(source: str) -> str:
     return "".join(kept)
 
 
-@pytest.mark.parametrize("forgery", FORGERIES)
+@pytest.mark.parametrize("forgery", FORGERIES + [f"structure_{task}" for task in STRUCTURE_FORGERIES])
 def test_a_forged_observation_gains_nothing(suite: Suite, reference_copy: Path, forgery: str) -> None:
     """Probes replaced through frames, the garbage collector or the probes' namespace, an encoder
-    that rewrites answers, a patched runtime or torch: the task scores no more than the same file
-    without the forgery, and is marked for review as tampered, never as an ordinary mistake."""
-    source = (HOSTILE / "forgeries" / f"{forgery}.py.txt").read_text()
+    that rewrites answers, a patched runtime or torch, structure probes answered as a correct model
+    would: the task scores no more than the same file without the forgery, and is marked for review
+    as tampered, never as an ordinary mistake."""
+    task = forgery.removeprefix("structure_") if forgery.startswith("structure_") else "tinynet"
+    folder = "structure_forgeries" if forgery.startswith("structure_") else "forgeries"
+    source = (HOSTILE / folder / f"{forgery.removeprefix('structure_')}.py.txt").read_text()
     honest = reference_copy.parent / "honest"
     shutil.copytree(reference_copy, honest)
-    (honest / "tinynet.py").write_text(without_forgery(source))
-    (reference_copy / "tinynet.py").write_text(source)
+    (honest / f"{task}.py").write_text(without_forgery(source))
+    (reference_copy / f"{task}.py").write_text(source)
     started = suite.grader.worker.starts
     forged = suite.grader.grade(reference_copy, student="forger")
     plain = suite.grader.grade(honest, student="honest")
-    assert forged.task("tinynet").score <= plain.task("tinynet").score
-    assert {c.message_key for c in forged.task("tinynet").checks} == {"engine.tampered"}
-    assert "changed" in forged.task("tinynet").checks[0].feedback
-    assert all(t.score == t.max_score for t in forged.tasks if t.task != "tinynet")
+    assert forged.task(task).score <= plain.task(task).score
+    assert {c.message_key for c in forged.task(task).checks} == {"engine.tampered"}
+    assert "changed" in forged.task(task).checks[0].feedback
+    assert all(t.score == t.max_score for t in forged.tasks if t.task != task)
     check_contained(suite, forged, started)
     check_clean_after(suite)
 
@@ -866,3 +877,41 @@ def test_cli_refuses_to_grade_without_the_sandbox(tmp_path: Path, bwrap: str) ->
     message = " ".join(done.stderr.split())
     assert "bubblewrap" in message and "--no-sandbox" in message
     assert not (tmp_path / "out" / "gradebook.sqlite").exists()
+
+
+def _grade_task_in_process(kit: Kit, folder: Path, task_id: str) -> list[Any]:
+    """One task of `folder` graded by the instructor's graders, its probes run in this process."""
+    assignment = kit.assignment("nn_module")
+    graders = load_graders(assignment)
+    task = assignment.task(task_id)
+    session = InProcessSession(task.id, folder, task.module, graders.probes_source)
+    return [judge.run_check(c, session, graders, task) for c in graders.for_task(task.id)]
+
+
+@pytest.mark.parametrize("task", STRUCTURE_FORGERIES)
+def test_a_forged_structure_gains_nothing_even_past_the_integrity_check(
+    kit: Kit, reference_copy: Path, monkeypatch: pytest.MonkeyPatch, task: str
+) -> None:
+    """The last line of defence: with the worker's integrity check switched off (as if a forgery had
+    found a way round it), structure probes answered as a correct model would still earn nothing,
+    because every structural check's points rest on a run with hidden weights (its challenge)."""
+    monkeypatch.setattr(Snapshot, "changed", lambda self: "")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    source = (HOSTILE / "structure_forgeries" / f"{task}.py.txt").read_text()
+    honest = reference_copy.parent / "honest"
+    shutil.copytree(reference_copy, honest)
+    (honest / f"{task}.py").write_text(without_forgery(source))
+    (reference_copy / f"{task}.py").write_text(source)
+    try:
+        forged = _grade_task_in_process(kit, reference_copy, task)
+        plain = _grade_task_in_process(kit, honest, task)
+    finally:  # the students' modules go with the test
+        for name, module in list(sys.modules.items()):
+            if str(getattr(module, "__file__", "") or "").startswith(str(reference_copy.parent)):
+                del sys.modules[name]
+    assert sum(c.score for c in forged) <= sum(c.score for c in plain) == 0
+    keys = {c.name: c.message_key for c in forged}
+    assert "engine.tampered" not in keys.values()  # the integrity check really was off
+    # The forged structure was believed; only the challenge's run stopped it.
+    stopped = [name for name, key in keys.items() if key == "common.challenge_values"]
+    assert stopped, keys

@@ -20,6 +20,7 @@ from autograder.catalogues import flatten as _flatten
 from autograder.checks import POINTS_ATTR, Check
 from autograder.config import Assignment
 from autograder.errors import ConfigError
+from autograder.grading.challenge import graders_secret, hide_seeds
 from autograder.grading.hypothesis_setup import pin_seed, use_profile
 
 ENGINE_MESSAGES = Path(__file__).resolve().parents[1] / "messages"
@@ -43,18 +44,26 @@ class Graders:
     title_templates: dict[str, str] = field(default_factory=dict)  # check id -> title before {p.*}
     observers: dict[str, Observer] = field(default_factory=dict)  # task id -> observe_variant
     package: str = ""  # the graders folder's import name, for its optional modules
+    secret: bytes = b""  # what the checks' hidden challenges are drawn from (grading/challenge.py)
+    public_seeds: tuple[str, ...] = ()  # params' seeds kept as written (params.PUBLIC_SEEDS)
 
     def for_task(self, task: str) -> tuple[Check, ...]:
         return self.checks.get(task, ())
 
     def with_params(self, params: Any) -> Graders:
-        """The same checks judging with `params` (an exam variant's), their titles restated."""
+        """The same checks judging with `params` (an exam variant's), their titles restated; its
+        seeds are drawn from the graders' secret (grading/challenge.py)."""
         def restated(check: Check) -> Check:
             title = render_title(self.title_templates.get(check.id, check.title), params)
             return dataclasses.replace(check, title=title)
 
         checks = {task: tuple(restated(c) for c in found) for task, found in self.checks.items()}
-        return dataclasses.replace(self, params=params, checks=checks)
+        hidden = hide_seeds(params, self.secret, self.public_seeds)
+        return dataclasses.replace(self, params=hidden, checks=checks)
+
+    def with_secret(self, secret: bytes) -> Graders:
+        """The same graders drawing their hidden inputs from another secret (a test's forger's guess)."""
+        return dataclasses.replace(self, secret=secret).with_params(self.params)
 
     def module(self, name: str) -> ModuleType | None:
         """The graders' optional module `name` (params, reference_variants), None when absent."""
@@ -182,7 +191,8 @@ def load_graders(assignment: Assignment, folder: Path | None = None, lang: str =
     templates = {c.id: titles.get(c.id, c.title) for found in checks.values() for c in found}
     graders = Graders(
         assignment, folder, checks, probes.read_text(encoding="utf-8"), params, messages,
-        templates, observers, package.__name__,
+        templates, observers, package.__name__, graders_secret(folder),
+        tuple(getattr(params_mod, "PUBLIC_SEEDS", ())),
     )
     return graders.with_params(params)
 

@@ -10,8 +10,9 @@ from typing import Any
 
 from autograder.checks import Check, CheckFailed, StudentCodeError, TaskSession, WorkerLost
 from autograder.config import TaskConfig
+from autograder.grading.challenge import Challenge
 from autograder.grading.course import Graders
-from autograder.grading.hypothesis_setup import show_fixture_as
+from autograder.grading.hypothesis_setup import salt_seed, show_fixture_as
 from autograder.grading.results import CheckResult
 
 FEEDBACK_LIMIT = 4000
@@ -21,7 +22,7 @@ FEEDBACK_LIMIT = 4000
 FAILING_NOTES = (
     "Failing test case", "Failing explicit example", "Falsifying example", "Falsifying explicit example"
 )
-_FIXTURE_ARG = re.compile(r"^\s*(worker|params)=.*,?$")
+_FIXTURE_ARG = re.compile(r"^\s*(worker|params|challenge)=.*,?$")
 
 
 def render(graders: Graders, key: str, params: dict[str, Any], example: str = "") -> str:
@@ -85,27 +86,29 @@ def student_error_feedback(graders: Graders, err: StudentCodeError, example: str
     return key, render(graders, key, params, example)
 
 
-def _fixtures(check: Check, session: Any, params: Any) -> dict[str, Any]:
+def _fixtures(check: Check, session: Any, params: Any, secret: bytes = b"") -> dict[str, Any]:
     wanted = inspect.signature(check.function).parameters
-    fixtures = {"worker": session, "params": params}
+    fixtures = {"worker": session, "params": params, "challenge": Challenge(secret, check.id)}
     for name, value in fixtures.items():
         show_fixture_as(type(value), name)
     return {name: fixtures[name] for name in wanted if name in fixtures}
 
 
-def _call(check: Check, session: TaskSession, params: Any) -> None:
-    check.function(**_fixtures(check, session, params))
+def _call(check: Check, session: TaskSession, graders: Graders) -> None:
+    salt_seed(check.function, graders.secret)
+    check.function(**_fixtures(check, session, graders.params, graders.secret))
 
 
 class _Recording:
     """The worker a check is given while its examples are only being listed."""
 
 
-# check function -> the inputs hypothesis gives it, in order, when every one passes (None: not replayable)
-_EXAMPLES: dict[Any, list[dict[str, Any]] | None] = {}
+# (check function, its seed) -> the inputs hypothesis gives it, in order, when every one passes
+# (None: not replayable)
+_EXAMPLES: dict[tuple[Any, int | None], list[dict[str, Any]] | None] = {}
 
 
-def examples_of(check: Check, params: Any) -> list[dict[str, Any]] | None:
+def examples_of(check: Check, params: Any, secret: bytes = b"") -> list[dict[str, Any]] | None:
     """The inputs a hypothesis check meets, in its order, when every one of them passes.
 
     With its seed pinned, hypothesis draws the same inputs whatever the test does, as long as
@@ -117,8 +120,9 @@ def examples_of(check: Check, params: Any) -> list[dict[str, Any]] | None:
     handle = getattr(function, "hypothesis", None)
     if handle is None:
         return None
-    if function in _EXAMPLES:
-        return _EXAMPLES[function]
+    key = (function, salt_seed(function, secret))
+    if key in _EXAMPLES:
+        return _EXAMPLES[key]
     fixtures = _fixtures(check, _Recording(), params)
     seen: list[dict[str, Any]] | None = []
     real = handle.inner_test
@@ -137,7 +141,7 @@ def examples_of(check: Check, params: Any) -> list[dict[str, Any]] | None:
         seen = None
     finally:
         handle.inner_test = real
-    _EXAMPLES[function] = seen
+    _EXAMPLES[key] = seen
     return seen
 
 
@@ -145,17 +149,17 @@ class _NotReplayable(Exception):
     pass
 
 
-def _replay_passes(check: Check, session: TaskSession, params: Any) -> bool:
+def _replay_passes(check: Check, session: TaskSession, graders: Graders) -> bool:
     """Run a hypothesis check's listed inputs straight through; True when every one passes.
 
     Any failure returns False and the check is run again under hypothesis itself, which finds
     the same failure, shrinks it and words it: only passing runs skip hypothesis's machinery.
     """
-    examples = examples_of(check, params)
+    examples = examples_of(check, graders.params, graders.secret)
     if examples is None:
         return False
     inner = check.function.hypothesis.inner_test  # type: ignore[attr-defined]
-    fixtures = _fixtures(check, session, params)
+    fixtures = _fixtures(check, session, graders.params, graders.secret)
     try:
         for drawn in examples:
             inner(**fixtures, **copy.deepcopy(drawn))
@@ -169,8 +173,8 @@ def run_check(check: Check, session: TaskSession, graders: Graders, task: TaskCo
     started = time.monotonic()
     key, feedback = "", ""
     try:
-        if not _replay_passes(check, session, graders.params):
-            _call(check, session, graders.params)
+        if not _replay_passes(check, session, graders):
+            _call(check, session, graders)
     except CheckFailed as exc:
         key = exc.key
         feedback = render(graders, exc.key, exc.params, falsifying_example(exc))

@@ -122,7 +122,7 @@ class GradingPool:
         graders = load_graders(self.kit.assignment(self.assignment), lang=lang)
         for task in graders.assignment.tasks:  # list each hypothesis check's inputs once, for all
             for check in graders.for_task(task.id):
-                judge.examples_of(check, graders.params)
+                judge.examples_of(check, graders.params, graders.secret)
         gc.collect()
         gc.freeze()  # what the grading processes inherit stays shared: their collector never visits it
         ctx = multiprocessing.get_context("fork")

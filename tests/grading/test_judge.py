@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from autograder.checks import Check, fail, points
 from autograder.config import load_kit
 from autograder.grading import judge
 from autograder.grading.course import load_graders
-from autograder.grading.hypothesis_setup import pin_seed, use_profile
+from autograder.grading.hypothesis_setup import pin_seed, salt_seed, use_profile
 
 use_profile()  # the checks below are decorated and run under the kit's profile, as graders are
 
@@ -35,6 +36,9 @@ def _check(function: Any) -> Check:
 def graders() -> Any:
     kit = load_kit(ROOT)
     return load_graders(kit.assignment("nn_module"))
+
+
+NO_GRADERS = SimpleNamespace(params=None, secret=b"")  # what _replay_passes reads of the graders
 
 
 def make_checks() -> tuple[Check, Check, Check]:
@@ -64,6 +68,7 @@ def make_checks() -> tuple[Check, Check, Check]:
 def test_listed_inputs_are_the_ones_hypothesis_gives_a_passing_check() -> None:
     lists, _, _ = make_checks()
     under_hypothesis = Recorder()
+    salt_seed(lists.function, b"")  # as a grading with these graders' secret seeds it
     lists.function(worker=under_hypothesis)
     listed = judge.examples_of(lists, None)
     assert listed is not None and len(listed) == len(under_hypothesis.seen) > 5
@@ -74,14 +79,14 @@ def test_listed_inputs_are_the_ones_hypothesis_gives_a_passing_check() -> None:
 def test_replay_sees_fresh_inputs_every_time() -> None:
     lists, _, _ = make_checks()
     first, second = Recorder(mutate=True), Recorder(mutate=True)
-    assert judge._replay_passes(lists, first, None)  # type: ignore[arg-type]
-    assert judge._replay_passes(lists, second, None)  # type: ignore[arg-type]
+    assert judge._replay_passes(lists, first, NO_GRADERS)  # type: ignore[arg-type]
+    assert judge._replay_passes(lists, second, NO_GRADERS)  # type: ignore[arg-type]
     assert first.seen == second.seen and all(0 not in sizes for sizes, _ in first.seen)
 
 
 def test_a_failure_is_left_to_hypothesis_to_shrink_and_word(graders: Any) -> None:
     _, small, _ = make_checks()
-    assert judge._replay_passes(small, Recorder(), None) is False  # type: ignore[arg-type]
+    assert judge._replay_passes(small, Recorder(), NO_GRADERS) is False  # type: ignore[arg-type]
     task = graders.assignment.tasks[0]
     result = judge.run_check(small, Recorder(), graders, task)  # type: ignore[arg-type]
     assert result.score == 0 and result.message_key == "demo.too_big"
@@ -91,7 +96,7 @@ def test_a_failure_is_left_to_hypothesis_to_shrink_and_word(graders: Any) -> Non
 def test_interactive_draws_are_never_replayed() -> None:
     _, _, interactive = make_checks()
     assert judge.examples_of(interactive, None) is None
-    assert judge._replay_passes(interactive, Recorder(), None) is False  # type: ignore[arg-type]
+    assert judge._replay_passes(interactive, Recorder(), NO_GRADERS) is False  # type: ignore[arg-type]
 
 
 def test_fixtures_of_plain_types_keep_their_own_printing() -> None:

@@ -9,22 +9,21 @@ import numpy as np
 from autograder.checks import fail, points
 from autograder.compare import require_array
 
-from ..params import default
 from ..public.test_dropout import judge_statistics, sample, signed_h
 from ..support import call, rng
 
-P = default().dropout
 ARRAY = ("ndarray",)
 
 
-def _positive_h(seed: int) -> np.ndarray:
-    return rng(seed).uniform(0.5, 1.5, P.shape)
+def _positive_h(seed: int, shape: tuple[int, ...]) -> np.ndarray:
+    return rng(seed).uniform(0.5, 1.5, shape)
 
 
 @points(3)
 def test_statistics(worker, params):
     """For p = 0.1, 0.3, 0.75 the zero fraction is close to p and the mean of h is preserved"""
-    h = _positive_h(P.h_seed + 1)
+    P = params.dropout
+    h = _positive_h(P.h_seed + 1, P.shape)
     for k, p in enumerate(P.stats_p):
         (out,), _, what = sample(worker, p, h, P.rng_seed + k)
         judge_statistics(out, h, p, what, P.sigmas)
@@ -33,6 +32,7 @@ def test_statistics(worker, params):
 @points(2)
 def test_fresh_independent_mask(worker, params):
     """Every call draws a new mask, with an independent draw for every element"""
+    P = params.dropout
     h = signed_h(P.h_seed + 2, (64, 32))
     outs, _, what = sample(worker, 0.5, h, P.rng_seed, calls=P.calls)
     masks = [o == 0 for o in outs]
@@ -48,6 +48,7 @@ def test_fresh_independent_mask(worker, params):
 @points(2)
 def test_randomness_from_rng(worker, params):
     """The mask comes from the given rng only: same rng seed, same output, whatever the global seeds"""
+    P = params.dropout
     h = signed_h(P.h_seed + 3, (32, 16))
     obs = call(worker, "dropout_rng", "Dropout(0.5, np.random.default_rng(seed))(h)",
                p=0.5, h=h, seed=P.rng_seed)
@@ -61,6 +62,7 @@ def test_randomness_from_rng(worker, params):
 @points(1)
 def test_h_untouched(worker, params):
     """Calling the layer never modifies h in place"""
+    P = params.dropout
     h = signed_h(P.h_seed + 4, P.small_shape)
     _, h_after, what = sample(worker, 0.5, h, P.rng_seed)
     same_shape = type(h_after) is np.ndarray and h_after.shape == h.shape
@@ -72,6 +74,7 @@ def test_h_untouched(worker, params):
 @points(1)
 def test_p_one(worker, params):
     """With p == 1 every value is 0 (no NaN from dividing by 1 - p) and h is left untouched"""
+    P = params.dropout
     h = signed_h(P.h_seed + 5, P.small_shape)
     what = "Dropout(1.0, rng)(h) in train mode"
     obs = call(worker, "dropout_sample", what, {"ValueError": "dropout.p_one_raised"},

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from autograder.checks import fail, points
 from autograder.compare import close, describe, fmt_shape, require_array
 
+from ..challenges import inputs, judge_output, tinynet_outputs
 from ..params import default
+from ..public.test_tinynet import judge_challenge, structure
 from ..support import call, load_problem, mlp_state, relu, rng, toy_data
 from . import _ref
 
@@ -26,10 +28,11 @@ def _state(seed: int, i: int, h: int, o: int) -> dict[str, np.ndarray]:
 @points(2)
 @given(i=size, h=size, o=size)
 @example(i=5, h=7, o=3)
-def test_random_sizes(worker, params, i, h, o):
-    """For random sizes, TinyNet(i, h, o) has fc1.weight (h, i), fc2.weight (o, h) and the right count"""
-    obs = call(worker, "tinynet_structure", f"TinyNet({i}, {h}, {o})", SUPER_HINT,
-               in_features=i, hidden=h, out_features=o)
+def test_random_sizes(worker, params, challenge, i, h, o):
+    """For random sizes, TinyNet(i, h, o) has fc1.weight (h, i), fc2.weight (o, h) and the right count
+
+    The points rest on a run: hidden weights of those sizes, loaded by name, give fc2(relu(fc1(x)))."""
+    obs = structure(worker, (i, h, o), challenge)
     names = list(params.tinynet.names)
     if not obs["is_module"]:
         fail("tinynet.not_module", got_type=obs["model_type"])
@@ -46,6 +49,7 @@ def test_random_sizes(worker, params, i, h, o):
     count = h * i + h + o * h + o
     if obs["count"] != count:
         fail("tinynet.count", sizes=f"TinyNet({i}, {h}, {o})", got=obs["count"], want=count)
+    judge_challenge(obs, (i, h, o), params)
 
 
 def _forward_variants(state: dict[str, np.ndarray], x: np.ndarray) -> dict[str, np.ndarray]:
@@ -181,15 +185,19 @@ def _first(values: np.ndarray, n: int = 5) -> str:
 
 
 @points(2)
-def test_accuracy(worker, params):
+def test_accuracy(worker, params, challenge):
     """{p.tinynet.label} trained with train_tinynet's defaults reaches accuracy >= 0.9 on make_toy()
 
-    On this default-arguments path the losses are plain floats too, and model(X) runs every epoch."""
+    On this default-arguments path the losses are plain floats too, and model(X) runs every epoch.
+    The points rest on the trained model: its outputs, on make_toy() and on inputs only the grader
+    knows, are what its own trained weights give."""
     P = params.tinynet
     X, y = toy_data(P.toy_n, P.toy_seed)
     sizes = list(P.sizes)
     what = f"train_tinynet({P.label}, X, y)"
-    obs = call(worker, "tinynet_accuracy", what, SUPER_HINT, sizes=sizes, X=X, y=y, seed=P.accuracy_seed)
+    x_hidden = inputs(challenge.rng(*sizes), 32, sizes[0])
+    obs = call(worker, "tinynet_accuracy", what, SUPER_HINT, sizes=sizes, X=X, y=y, seed=P.accuracy_seed,
+               x_hidden=x_hidden)
     if obs["len"] != P.epochs:
         fail("tinynet.default_epochs", call=what, got=obs["len"], epochs=P.epochs)
     what = f"{what} with the default epochs and lr"
@@ -202,3 +210,10 @@ def test_accuracy(worker, params):
     accuracy = float(np.mean(np.argmax(logits, axis=1) == y))
     if accuracy < P.accuracy:
         fail("tinynet.accuracy", accuracy=f"{accuracy:.2f}", want=f"{P.accuracy:.2f}", model=P.label)
+    weights = {k: v["values"] for k, v in obs["weights"].items() if v.get("values") is not None}
+    run = {"load": {"error": None, "missing": [k for k in P.names if k not in weights], "unexpected": []},
+           "raised": None, "outs": [obs["logits"], obs["hidden_logits"]]}
+    complete = not run["load"]["missing"]
+    wants = [tinynet_outputs(weights, X), tinynet_outputs(weights, x_hidden)] if complete else []
+    judge_output(run, wants, params.tol.float32, f"the trained {P.label}(x)",
+                 "fc2(relu(fc1(x))) with its trained weights", P.names, key="tinynet.trained_outputs")
