@@ -130,6 +130,29 @@ def _params(model: nn.Module) -> dict[str, Any]:
     }
 
 
+def _challenge(model: nn.Module, state: dict[str, Any] | None, xs: Any, heads: Any = (),
+               eval_mode: bool = False) -> dict[str, Any] | None:
+    """The grader's hidden weights loaded through the names the model registers (state_dict keys),
+    then the model run on each x of `xs`: the outputs (a dict's values in `heads` order)."""
+    if state is None:
+        return None
+    obs: dict[str, Any] = {"load": _load(model, state), "raised": None, "outs": []}
+    if obs["load"]["error"]:  # keys missing or unexpected: the check decides which it can accept
+        return obs
+    try:
+        nn.Module.train(model, not eval_mode)
+        with torch.no_grad():
+            for x in xs:
+                out = model(_t(x))
+                if heads and type(out) in (dict, OrderedDict):
+                    obs["outs"] += [_tensor(out.get(name)) for name in heads]
+                else:
+                    obs["outs"].append(_tensor(out))
+    except Exception as exc:
+        obs["raised"] = _exc(exc)
+    return obs
+
+
 def _reseed_globals(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -151,9 +174,11 @@ class _GraderTinyNet(nn.Module):
         return self.fc2(torch.relu(self.fc1(x)))
 
 
-def tinynet_structure(mod, in_features, hidden, out_features):
+def tinynet_structure(mod, in_features, hidden, out_features, state=None, xs=()):
+    """The parameters TinyNet registers; with `state`, the challenge run on them too."""
     model = mod.TinyNet(in_features, hidden, out_features)
-    return {"is_module": isinstance(model, nn.Module), "model_type": _tname(model), **_params(model)}
+    obs = {"is_module": isinstance(model, nn.Module), "model_type": _tname(model), **_params(model)}
+    return {**obs, "challenge": _challenge(model, state, xs)}
 
 
 def tinynet_forward(mod, sizes, state, xs):
@@ -220,8 +245,9 @@ def tinynet_train(mod, sizes, state, X, y, epochs, lr):
     return obs
 
 
-def tinynet_accuracy(mod, sizes, X, y, seed):
-    """The student's TinyNet trained with the student's train_tinynet and its default arguments."""
+def tinynet_accuracy(mod, sizes, X, y, seed, x_hidden=None):
+    """The student's TinyNet trained with the student's train_tinynet and its default arguments;
+    with `x_hidden`, also the trained model's outputs there and its weights (by state_dict key)."""
     torch.manual_seed(seed)
     model = mod.TinyNet(*sizes)
     calls = []
@@ -232,8 +258,13 @@ def tinynet_accuracy(mod, sizes, X, y, seed):
         logits = model(_t(X))
     n = len(losses) if type(losses) in (list, tuple) else None
     types = sorted({_tname(item) for item in losses}) if n is not None else []
-    return {"losses_type": _tname(losses), "len": n, "types": types, "hook_calls": len(calls),
-            "logits": _tensor(logits)}
+    obs = {"losses_type": _tname(losses), "len": n, "types": types, "hook_calls": len(calls),
+           "logits": _tensor(logits)}
+    if x_hidden is not None:
+        with torch.no_grad():
+            obs["hidden_logits"] = _tensor(model(_t(x_hidden)))
+        obs["weights"] = {k: _tensor(v) for k, v in _state_dict(model).items()}
+    return obs
 
 
 # ----------------------------------------------------------------------------- delivery
@@ -244,7 +275,8 @@ def _delivery(mod, x_mean, x_std, p_drop=None):
     return mod.DeliveryMLP(*args)
 
 
-def delivery_structure(mod, x_mean, x_std):
+def delivery_structure(mod, x_mean, x_std, state=None, xs=()):
+    """Buffers, keys and parameters of DeliveryMLP; with `state`, the challenge run (eval mode) too."""
     model = _delivery(mod, x_mean, x_std)
     buffers = dict(_named_buffers(model))
     plain = {
@@ -261,10 +293,13 @@ def delivery_structure(mod, x_mean, x_std):
         "modules": [_tname(m) for _, m in _named_modules(model)],
         "dropout_ps": [float(m.p) for _, m in _named_modules(model) if isinstance(m, nn.Dropout)],
         **_params(model),
+        "challenge": _challenge(model, state, xs, eval_mode=True),
     }
 
 
-def delivery_double(mod, x_mean, x_std, x):
+def delivery_double(mod, x_mean, x_std, x, state=None, xs=()):
+    """After .double(): the dtypes of state_dict and of the output; with `state` (float64), the
+    challenge run on the converted model too (eval mode)."""
     model = _delivery(mod, x_mean, x_std).double()
     model.eval()
     plain = {
@@ -278,6 +313,7 @@ def delivery_double(mod, x_mean, x_std, x):
         "state_dtypes": {k: str(v.dtype).replace("torch.", "") for k, v in _state_dict(model).items()},
         "plain_dtypes": plain,
         "out": _tensor(out),
+        "challenge": _challenge(model, state, xs, eval_mode=True),
     }
 
 
@@ -292,11 +328,14 @@ def delivery_forward(mod, x_mean, x_std, state, xs):
     return {"load": load, "outs": outs}
 
 
-def delivery_train_mode(mod, x_mean, x_std, p_drop, x):
-    """Train and eval passes with an explicit p_drop; the Dropout p of the default path too."""
+def delivery_train_mode(mod, x_mean, x_std, p_drop, x, state=None):
+    """Train and eval passes with an explicit p_drop (with `state`: its weights loaded first); the
+    Dropout p of the default path too."""
     default = _delivery(mod, x_mean, x_std)
     default_ps = [float(m.p) for _, m in _named_modules(default) if isinstance(m, nn.Dropout)]
     model = _delivery(mod, x_mean, x_std, p_drop)
+    if state is not None:
+        _load(model, state)  # what did not load shows in the eval-mode values
     dropout_ps = [float(m.p) for _, m in _named_modules(model) if isinstance(m, nn.Dropout)]
     structure = {"state_keys": list(_state_dict(model).keys()),
                  "buffer_names": [n for n, _ in _named_buffers(model)], **_params(model)}
@@ -313,10 +352,11 @@ def delivery_train_mode(mod, x_mean, x_std, p_drop, x):
             "eval": evals}
 
 
-def delivery_predict(mod, x_mean, x_std, state, x, calls, x_single=None):
+def delivery_predict(mod, x_mean, x_std, state, x, calls, x_single=None, p_drop=None):
     """predict() on a model left in train mode; a hook records the modes its forward ran in.
-    With x_single (N = 1): one more call on it, the model put back in train mode first."""
-    model = _delivery(mod, x_mean, x_std)
+    With x_single (N = 1): one more call on it, the model put back in train mode first.
+    With p_drop: the model built with that p_drop (0: its output does not depend on the mode)."""
+    model = _delivery(mod, x_mean, x_std, p_drop)
     load = _load(model, state)
     if not load["ok"] or load["error"]:
         return {"load": load, "outs": [], "seen": []}
@@ -435,31 +475,32 @@ def _module_obs(model: nn.Module) -> dict[str, Any]:
     return {"state_keys": list(_state_dict(model).keys()), "optimizer_error": optimizer, **_params(model)}
 
 
-def containers_fixedmlp(mod, sizes):
+def containers_fixedmlp(mod, sizes, state=None, xs=()):
     model = mod.FixedMLP(list(sizes))
     layers = getattr(model, "layers", None)
-    return {"layers_type": _tname(layers), **_module_obs(model)}
+    return {"layers_type": _tname(layers), **_module_obs(model), "challenge": _challenge(model, state, xs)}
 
 
-def containers_twohead(mod, x):
+def containers_twohead(mod, x, state=None, xs=(), heads=()):
     model = mod.TwoHead()
-    heads = getattr(model, "heads", None)
+    heads_attr = getattr(model, "heads", None)
     with torch.no_grad():
         out = model(_t(x))
-    obs = {"heads_type": _tname(heads), "out_type": _tname(out), "out": None, **_module_obs(model)}
+    obs = {"heads_type": _tname(heads_attr), "out_type": _tname(out), "out": None, **_module_obs(model)}
     if type(out) in (dict, OrderedDict):
         obs["out"] = {str(k): _tensor(v) for k, v in out.items()}
-    return obs
+    return {**obs, "challenge": _challenge(model, state, xs, heads=list(heads))}
 
 
-def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=()):
+def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=(), challenges=None, heads=()):
     """After .double(): the dtype of every parameter (registered or not) and of the outputs; also
-    for FixedMLP of `more_sizes` (other depths), reported as "FixedMLP([...])"."""
+    for FixedMLP of `more_sizes` (other depths), reported as "FixedMLP([...])". With `challenges`
+    (one [state, xs] per model, float64), the challenge run on each converted model too."""
     report = {}
     cases = [("FixedMLP", mod.FixedMLP(list(fixed_sizes)), x_fixed), ("TwoHead", mod.TwoHead(), x_two)]
     cases += [(f"FixedMLP({list(sizes)})", mod.FixedMLP(list(sizes)), np.ones((2, sizes[0]), np.float32))
               for sizes in more_sizes]
-    for name, model, x in cases:
+    for k, (name, model, x) in enumerate(cases):
         model = model.double()
         linears = _all_linears(model)
         with torch.no_grad():
@@ -470,6 +511,10 @@ def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=()):
             "out_dtypes": [str(o.dtype).replace("torch.", "") if type(o) is torch.Tensor else _tname(o)
                            for o in outs],
         }
+        if challenges is not None:
+            state, xs = challenges[k]
+            named = list(heads) if name == "TwoHead" else []
+            report[name]["challenge"] = _challenge(model, state, xs, heads=named)
     return report
 
 

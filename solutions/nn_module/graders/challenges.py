@@ -38,6 +38,12 @@ def inputs(gen: np.random.Generator, n: int, features: int, scale: float = 1.5) 
     return gen.normal(0, scale, (n, features)).astype(np.float32)
 
 
+def finer(gen: np.random.Generator, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The arrays in float64 with digits float32 does not have: only a model really converted to
+    float64 (.double()) reproduces them to float64 precision."""
+    return {k: v.astype(np.float64) + gen.normal(0, 1e-9, v.shape) for k, v in arrays.items()}
+
+
 def _linear(state: Mapping[str, np.ndarray], prefix: str, h: np.ndarray) -> np.ndarray:
     return h @ state[f"{prefix}.weight"].astype(np.float64).T + state[f"{prefix}.bias"].astype(np.float64)
 

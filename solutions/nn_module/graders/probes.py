@@ -297,7 +297,9 @@ def delivery_structure(mod, x_mean, x_std, state=None, xs=()):
     }
 
 
-def delivery_double(mod, x_mean, x_std, x):
+def delivery_double(mod, x_mean, x_std, x, state=None, xs=()):
+    """After .double(): the dtypes of state_dict and of the output; with `state` (float64), the
+    challenge run on the converted model too (eval mode)."""
     model = _delivery(mod, x_mean, x_std).double()
     model.eval()
     plain = {
@@ -311,6 +313,7 @@ def delivery_double(mod, x_mean, x_std, x):
         "state_dtypes": {k: str(v.dtype).replace("torch.", "") for k, v in _state_dict(model).items()},
         "plain_dtypes": plain,
         "out": _tensor(out),
+        "challenge": _challenge(model, state, xs, eval_mode=True),
     }
 
 
@@ -325,11 +328,14 @@ def delivery_forward(mod, x_mean, x_std, state, xs):
     return {"load": load, "outs": outs}
 
 
-def delivery_train_mode(mod, x_mean, x_std, p_drop, x):
-    """Train and eval passes with an explicit p_drop; the Dropout p of the default path too."""
+def delivery_train_mode(mod, x_mean, x_std, p_drop, x, state=None):
+    """Train and eval passes with an explicit p_drop (with `state`: its weights loaded first); the
+    Dropout p of the default path too."""
     default = _delivery(mod, x_mean, x_std)
     default_ps = [float(m.p) for _, m in _named_modules(default) if isinstance(m, nn.Dropout)]
     model = _delivery(mod, x_mean, x_std, p_drop)
+    if state is not None:
+        _load(model, state)  # what did not load shows in the eval-mode values
     dropout_ps = [float(m.p) for _, m in _named_modules(model) if isinstance(m, nn.Dropout)]
     structure = {"state_keys": list(_state_dict(model).keys()),
                  "buffer_names": [n for n, _ in _named_buffers(model)], **_params(model)}
@@ -346,10 +352,11 @@ def delivery_train_mode(mod, x_mean, x_std, p_drop, x):
             "eval": evals}
 
 
-def delivery_predict(mod, x_mean, x_std, state, x, calls, x_single=None):
+def delivery_predict(mod, x_mean, x_std, state, x, calls, x_single=None, p_drop=None):
     """predict() on a model left in train mode; a hook records the modes its forward ran in.
-    With x_single (N = 1): one more call on it, the model put back in train mode first."""
-    model = _delivery(mod, x_mean, x_std)
+    With x_single (N = 1): one more call on it, the model put back in train mode first.
+    With p_drop: the model built with that p_drop (0: its output does not depend on the mode)."""
+    model = _delivery(mod, x_mean, x_std, p_drop)
     load = _load(model, state)
     if not load["ok"] or load["error"]:
         return {"load": load, "outs": [], "seen": []}
@@ -485,14 +492,15 @@ def containers_twohead(mod, x, state=None, xs=(), heads=()):
     return {**obs, "challenge": _challenge(model, state, xs, heads=list(heads))}
 
 
-def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=()):
+def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=(), challenges=None, heads=()):
     """After .double(): the dtype of every parameter (registered or not) and of the outputs; also
-    for FixedMLP of `more_sizes` (other depths), reported as "FixedMLP([...])"."""
+    for FixedMLP of `more_sizes` (other depths), reported as "FixedMLP([...])". With `challenges`
+    (one [state, xs] per model, float64), the challenge run on each converted model too."""
     report = {}
     cases = [("FixedMLP", mod.FixedMLP(list(fixed_sizes)), x_fixed), ("TwoHead", mod.TwoHead(), x_two)]
     cases += [(f"FixedMLP({list(sizes)})", mod.FixedMLP(list(sizes)), np.ones((2, sizes[0]), np.float32))
               for sizes in more_sizes]
-    for name, model, x in cases:
+    for k, (name, model, x) in enumerate(cases):
         model = model.double()
         linears = _all_linears(model)
         with torch.no_grad():
@@ -503,6 +511,10 @@ def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=()):
             "out_dtypes": [str(o.dtype).replace("torch.", "") if type(o) is torch.Tensor else _tname(o)
                            for o in outs],
         }
+        if challenges is not None:
+            state, xs = challenges[k]
+            named = list(heads) if name == "TwoHead" else []
+            report[name]["challenge"] = _challenge(model, state, xs, heads=named)
     return report
 
 

@@ -35,18 +35,30 @@ IDENTITY_PATHS = {
 
 
 @points(2)
-def test_value_error(worker, params):
-    """Dropout(p, rng) raises ValueError unless 0 <= p <= 1, and accepts p = 0, 0.5 and 1"""
+def test_value_error(worker, params, challenge):
+    """Dropout(p, rng) raises ValueError unless 0 <= p <= 1, and accepts p = 0, 0.5 and 1
+
+    Also for values of p only the grader knows, bad and good ones in an order only it knows."""
     dp = params.dropout
-    ps = list(dp.bad_p) + list(dp.valid_p)
+    ps = list(dp.bad_p) + list(dp.valid_p) + hidden_ps(challenge)
     obs = call(worker, "dropout_construct", "Dropout(p, rng)", ps=ps)
     for p, raised in zip(ps, obs, strict=True):
         what = f"Dropout({p}, rng)"
         fail_if_not_implemented(raised, what)
-        if p in dp.bad_p:
+        if not 0 <= p <= 1:
             require_raised(raised, "ValueError", what, "dropout.no_value_error", call=what)
-        if p in dp.valid_p and raised is not None:
+        elif raised is not None:
             fail("dropout.valid_p_raised", call=what, raised=raised_name(raised))
+
+
+def hidden_ps(challenge, n: int = 16) -> list[float]:
+    """p values drawn from the check's challenge, each outside [0, 1] or inside with even odds: which
+    calls must raise is a pattern nobody can know in advance (2**-16 to guess)."""
+    gen = challenge.rng("p")
+    inside = gen.random(n) < 0.5
+    values = np.where(inside, gen.uniform(0.01, 0.99, n),
+                      np.where(gen.random(n) < 0.5, -gen.uniform(0.01, 3, n), 1 + gen.uniform(0.01, 3, n)))
+    return [round(float(v), 4) for v in values]
 
 
 @points(2)
@@ -136,6 +148,17 @@ def judge_statistics(out: np.ndarray, h: np.ndarray, p: float, what: str, sigmas
     sd_mean = float(np.sqrt(np.sum(h**2) * p / (1 - p)) / h.sum())
     if abs(ratio - 1) > sigmas * sd_mean:
         fail("dropout.mean", call=what, p=p, ratio=f"{ratio:.4f}", bound=f"{sigmas * sd_mean:.4f}")
+
+
+def judge_from_h(out: np.ndarray, h: np.ndarray, what: str) -> None:
+    """The output is computed from this h: every kept value is h times one and the same factor
+    (whatever the factor: the survivors check judges it), so a mask drawn for another h fails."""
+    kept = out != 0
+    if not kept.any():
+        return
+    ratios = out[kept] / h[kept]
+    if not np.allclose(ratios, ratios[0], rtol=1e-6, atol=0):  # float32 rounding passes, another h not
+        fail("dropout.not_from_h", call=what, low=f"{ratios.min():.6g}", high=f"{ratios.max():.6g}")
 
 
 def judge_survivors(out: np.ndarray, h: np.ndarray, p: float, what: str, tol: float) -> None:

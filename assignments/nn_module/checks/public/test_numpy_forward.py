@@ -73,7 +73,9 @@ def test_linear_lesson_example(worker, params):
 
 @points(2)
 def test_forward_shape_and_dtype(worker, params):
-    """delivery_forward returns an ndarray of shape (N,) (also N = 1) in the dtype of its inputs"""
+    """delivery_forward returns an ndarray of shape (N,) (also N = 1) in the dtype of its inputs
+
+    The points rest on the values too: hidden weights and orders give a forward of these layers."""
     nf = params.numpy_forward
     cases, whats = [], []
     for dtype in (np.float64, np.float32):
@@ -83,6 +85,29 @@ def test_forward_shape_and_dtype(worker, params):
             whats.append((f"delivery_forward(state, x) for {np.dtype(dtype).name} x of shape ({n}, 3)",
                           n, np.dtype(dtype).name))
     obs = call(worker, "numpy_delivery_cases", "delivery_forward(state, x)", FORWARD_HINT, cases=cases)
-    for (what, n, dtype), got in zip(whats, obs, strict=True):
+    for (what, n, dtype), (state, x), got in zip(whats, cases, obs, strict=True):
         raised_error(got["raised"], what, FORWARD_HINT)
-        require_array(got["out"], what, (n,), types=ARRAY, dtype=dtype, keys=FORWARD_KEYS)
+        out = require_array(got["out"], what, (n,), types=ARRAY, dtype=dtype, keys=FORWARD_KEYS)
+        # The points rest on the values too: the orders and weights come from hidden seeds. Any
+        # forward of these layers counts here (the missing standardization or a ReLU after the head
+        # is the values check's business).
+        tol = params.tol.float32 if dtype == "float32" else 1e-9
+        if not any(close(out, want, tol) for want in forward_variants(state, x).values()):
+            fail("numpy_forward.values", call=what, error=describe(out, forward_variants(state, x)["right"]),
+                 tol=f"{tol:g}")
+
+
+def forward_variants(state: dict[str, np.ndarray], x: np.ndarray) -> dict[str, np.ndarray]:
+    """DeliveryMLP's eval-mode forward in float64 from a state_dict of arrays; also without the
+    standardization, and with a ReLU after the head."""
+    s = {k: v.astype(np.float64) for k, v in state.items()}
+    x64 = x.astype(np.float64)
+    found = {}
+    for name, z, relu_head in (("right", (x64 - s["x_mean"]) / s["x_std"], False),
+                               ("no_standardize", x64, False),
+                               ("relu_head", (x64 - s["x_mean"]) / s["x_std"], True)):
+        h = np.maximum(z @ s["hidden.0.weight"].T + s["hidden.0.bias"], 0)
+        h = np.maximum(h @ s["hidden.3.weight"].T + s["hidden.3.bias"], 0)
+        out = h @ s["head.weight"].T + s["head.bias"]
+        found[name] = (np.maximum(out, 0) if relu_head else out)[:, 0]
+    return found

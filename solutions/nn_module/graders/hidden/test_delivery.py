@@ -85,7 +85,7 @@ def test_dropout_in_train_mode(worker, params):
     x = _orders(P.input_seed, P.train_batch)
     what = f"DeliveryMLP(x_mean, x_std, p_drop={P.train_p})"
     obs = call(worker, "delivery_train_mode", what, SUPER_HINT,
-               x_mean=w["x_mean"], x_std=w["x_std"], p_drop=P.train_p, x=x)
+               x_mean=w["x_mean"], x_std=w["x_std"], p_drop=P.train_p, x=x, state=w)
     if P.train_p not in obs["dropout_ps"]:
         fail("delivery.dropout_p", ps=obs["dropout_ps"] or "no nn.Dropout", p=P.train_p)
     got = obs["structure"]  # the explicit-p path has the structure the public checks prove without p_drop
@@ -107,6 +107,11 @@ def test_dropout_in_train_mode(worker, params):
     ps = obs["default_ps"]  # the default path: p_drop not passed (in an exam, the student's own number)
     if ps != [P.p_drop]:
         fail("delivery.default_p", ps=ps or "no nn.Dropout", p=P.p_drop)
+    # The points rest on values: with the hidden weights, eval mode gives the reference's output
+    # (or the unstandardized one: that slip is the matches_reference check's).
+    if not _a_model_output(params, evals[0], P.input_seed):
+        want = reference_output(params, P.train_batch, P.input_seed)
+        fail("delivery.forward_values", call=f"{what}: model(x) in eval mode", error=describe(evals[0], want))
 
 
 def _structure(worker, P):
@@ -162,8 +167,16 @@ def test_predict_eval(worker, params):
 
 @points(2)
 def test_predict_no_grad(worker, params):
-    """predict() runs the model under torch.no_grad() (or inference_mode) and returns no graph"""
-    obs, _ = _predict(worker, params)
+    """predict() runs the model under torch.no_grad() (or inference_mode) and returns no graph
+
+    On a model built with p_drop=0 (whose output does not depend on the mode), from the hidden
+    weights: the points rest on predict returning the model's output too."""
+    P = params.delivery
+    w = _weights(P, P.state_seed)
+    obs = call(worker, "delivery_predict", "predict(model, x)", SUPER_HINT,
+               x_mean=w["x_mean"], x_std=w["x_std"], state=w, x=_orders(P.input_seed + 1, P.train_batch),
+               calls=2, x_single=_orders(P.input_seed + 2, 1), p_drop=0.0)
+    _loaded_or_fail(P, obs)
     for out in [*obs["outs"], obs["single"]]:
         if out["type"] != "Tensor":
             fail("common.wrong_type", call="predict(model, x)", got_type=out["type"], want_type="Tensor")
@@ -171,6 +184,20 @@ def test_predict_no_grad(worker, params):
             fail("delivery.predict_graph", requires_grad=out["requires_grad"])
     if any(s["grad_enabled"] and not s["inference_mode"] for s in obs["seen"]):
         fail("delivery.predict_grad_enabled")
+    got = require_array(obs["outs"][0], "predict(model, x)", (P.train_batch,), keys=SHAPE)
+    if not _a_model_output(params, got, P.input_seed + 1):
+        want = reference_output(params, P.train_batch, P.input_seed + 1)
+        fail("delivery.predict_values", error=describe(got, want))
+
+
+def _a_model_output(params, got: np.ndarray, seed: int) -> bool:
+    """`got` is the eval-mode output of the reference's weights on the orders of `seed` (batch
+    P.train_batch), or that of a model that skips the standardization (another check's slip)."""
+    P = params.delivery
+    tol = params.tol.float32
+    x = _orders(seed, P.train_batch)
+    want = reference_output(params, P.train_batch, seed)
+    return close(got, want, tol) or close(got, _unstandardized(P, x), tol)
 
 
 def _few(values: np.ndarray, n: int = 3) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 from autograder.checks import fail, points
 from autograder.compare import require_array
 
-from ..public.test_dropout import judge_statistics, sample, signed_h
+from ..public.test_dropout import judge_from_h, judge_statistics, sample, signed_h
 from ..support import call, rng
 
 ARRAY = ("ndarray",)
@@ -26,6 +26,7 @@ def test_statistics(worker, params):
     h = _positive_h(P.h_seed + 1, P.shape)
     for k, p in enumerate(P.stats_p):
         (out,), _, what = sample(worker, p, h, P.rng_seed + k)
+        judge_from_h(out, h, what)
         judge_statistics(out, h, p, what, P.sigmas)
 
 
@@ -35,6 +36,8 @@ def test_fresh_independent_mask(worker, params):
     P = params.dropout
     h = signed_h(P.h_seed + 2, (64, 32))
     outs, _, what = sample(worker, 0.5, h, P.rng_seed, calls=P.calls)
+    for out in outs:
+        judge_from_h(out, h, what)
     masks = [o == 0 for o in outs]
     for axis, name in ((0, "some rows"), (1, "some columns")):
         lines = masks[0] if axis == 0 else masks[0].T
@@ -53,6 +56,8 @@ def test_randomness_from_rng(worker, params):
     obs = call(worker, "dropout_rng", "Dropout(0.5, np.random.default_rng(seed))(h)",
                p=0.5, h=h, seed=P.rng_seed)
     a, b, c = (require_array(o, "Dropout(0.5, rng)(h)", h.shape, types=ARRAY) for o in obs)
+    for out in (a, c):
+        judge_from_h(out, h, "Dropout(0.5, rng)(h)")
     if not np.array_equal(a, b):
         fail("dropout.global_random", seed=P.rng_seed)
     if np.array_equal(a, c):

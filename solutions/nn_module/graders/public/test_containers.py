@@ -8,6 +8,7 @@ from autograder.checks import fail, points
 from autograder.compare import fmt_shape
 
 from ..challenges import (
+    finer,
     fixedmlp_layers,
     inputs,
     judge_output,
@@ -98,18 +99,35 @@ def test_twohead_registered(worker, params, challenge):
 
 
 @points(1)
-def test_double_reaches_every_layer(worker, params):
+def test_double_reaches_every_layer(worker, params, challenge):
     """.double() converts every layer of FixedMLP and TwoHead, and their outputs are float64
 
     FixedMLP of other depths too (one layer, five layers)."""
     cp = params.containers
     x_fixed = np.ones((2, cp.sizes[0]), dtype=np.float32)
     x_two = np.ones((2, cp.in_features), dtype=np.float32)
+    more = [list(s) for s in cp.forward_sizes if tuple(s) != tuple(cp.sizes)]
+    gen = challenge.rng(*cp.sizes)
+    layers = [fixedmlp_layers(cp.sizes), twohead_layers(cp.in_features, cp.body, cp.heads)]
+    layers += [fixedmlp_layers(sizes) for sizes in more]
+    cases = [[finer(gen, linear_state(gen, found)), [finer(gen, {"x": inputs(gen, 3, found[0][1])})["x"]]]
+             for found in layers]
     obs = call(worker, "containers_double", "model.double()(x)", DOUBLE_HINT,
-               fixed_sizes=list(cp.sizes), x_fixed=x_fixed, x_two=x_two,
-               more_sizes=[list(s) for s in cp.forward_sizes if tuple(s) != tuple(cp.sizes)])
+               fixed_sizes=list(cp.sizes), x_fixed=x_fixed, x_two=x_two, more_sizes=more,
+               challenges=cases, heads=list(cp.head_names))
     for model, report in obs.items():
         dtypes = report["linear_dtypes"] + report["out_dtypes"]
         if not dtypes or any(d != "float64" for d in dtypes):
             fail("containers.double", model=model, layers=report["linear_dtypes"],
                  outputs=report["out_dtypes"])
+    # The points rest on runs: float64 weights only the grader knows, loaded after .double(), give
+    # each model's output to float64 precision (a layer left in float32 cannot).
+    for (model, report), found, (state, xs) in zip(obs.items(), layers, cases, strict=True):
+        if model == "TwoHead":
+            wants = [w for x in xs for w in twohead_outputs(state, cp.heads, x)]
+            keys = twohead_keys(params)
+        else:
+            wants = [mlp_outputs(state, [p for p, _, _ in found], x) for x in xs]
+            keys = [k for p, _, _ in found for k in (f"{p}.weight", f"{p}.bias")]
+        judge_output(report["challenge"], wants, params.tol.float64, f"{model}.double()(x)",
+                     "its layers in float64", keys)

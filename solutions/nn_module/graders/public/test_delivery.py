@@ -7,7 +7,7 @@ import numpy as np
 from autograder.checks import fail, points
 from autograder.compare import fmt_shape
 
-from ..challenges import delivery_outputs, inputs, judge_output, linear_state
+from ..challenges import delivery_outputs, finer, inputs, judge_output, linear_state
 from ..support import call
 
 SUPER_HINT = {"Module.__init__() call": "delivery.super_init"}
@@ -114,12 +114,21 @@ def test_parameter_count(worker, params, challenge):
 
 
 @points(2)
-def test_double_converts_buffers(worker, params):
-    """model.double() turns the buffers and every weight into float64, and the output is float64"""
+def test_double_converts_buffers(worker, params, challenge):
+    """model.double() turns the buffers and every weight into float64, and the output is float64
+
+    The points rest on a run: float64 weights and buffers only the grader knows, loaded after
+    .double(), give the contract's output to float64 precision (a float32 model cannot)."""
+    dp = params.delivery
     x_mean, x_std = buffers_in(params)
     x = np.array([[2.0, 1.0, 0.0], [8.5, 3.0, 1.0]], dtype=np.float32)
+    gen = challenge.rng(*dp.sizes)
+    state = finer(gen, linear_state(gen, dp.layers))
+    state["x_mean"] = gen.uniform(-4, 8, x_mean.shape)
+    state["x_std"] = gen.uniform(0.5, 3, x_std.shape)
+    xs = [finer(gen, {"x": inputs(gen, 5, dp.sizes[0], scale=4.0)})["x"]]
     obs = call(worker, "delivery_double", f"{WHAT}.double()", SUPER_HINT,
-               x_mean=x_mean, x_std=x_std, x=x)
+               x_mean=x_mean, x_std=x_std, x=x, state=state, xs=xs)
     for name in params.delivery.buffers:
         if name not in obs["state_dtypes"]:
             dtype = obs["plain_dtypes"].get(name, "not converted")
@@ -130,3 +139,6 @@ def test_double_converts_buffers(worker, params):
     out = obs["out"]
     if out.get("dtype") != "float64":
         fail("delivery.double_output", got=out.get("dtype", out["type"]))
+    judge_output(obs["challenge"], [delivery_outputs(state, [p for p, _, _ in dp.layers], x) for x in xs],
+                 params.tol.float64, f"{WHAT}.double()(x) in eval mode",
+                 f"head(hidden((x - x_mean) / x_std)) with {dp.layers_text}, in float64", dp.keys)
