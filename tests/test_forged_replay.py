@@ -1,106 +1,27 @@
-"""The strongest forger of observations there is: one that answers every probe call exactly as the
-reference solution answered it, in a grading whose hidden challenges it could not know. Each check's
-points must rest on inputs drawn from the graders' secret, so that replayed answers earn nothing.
-
-The forger is modelled outside any student file (a session that replays answers), with no integrity
-check to get past: it is what is left once every other defence has fallen. It records the reference
-solution graded with another secret (all it can know: the graders, the params, the seeds, the
-public checks), keyed by probe and inputs, and in the real grading answers each call with the
-recorded answer to the same inputs, or else the answer its probe gave at the same place in the order.
-"""
+"""The strongest forger of observations there is, against every assignment: it answers every probe
+call as the reference solution answered it in a grading whose hidden challenges it could not know
+(tests/replay_forger.py). Each check's points must rest on inputs drawn from the graders' secret,
+so that the replayed answers earn nothing."""
 
 from __future__ import annotations
 
-import hashlib
 import shutil
-import sys
-from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kit_assignments import ASSIGNMENTS
+from replay_forger import replay_gains
 
-from autograder.checks import StudentCodeError
 from autograder.config import Kit
-from autograder.grading import judge
-from autograder.grading.course import Graders, load_graders
-from autograder.sandbox import codec
-from autograder.sandbox.local import InProcessSession
+from autograder.grading.course import load_graders
 
 ROOT = Path(__file__).resolve().parents[1]
-Outcome = tuple[str, Any]
-
-
-def _key(probe: str, kwargs: dict[str, Any]) -> str:
-    return probe + ":" + hashlib.sha256(codec.encode(kwargs)).hexdigest()
-
-
-class Recorder:
-    """A session that passes calls to the real one and remembers every answer."""
-
-    def __init__(self, session: InProcessSession):
-        self.task = session.task
-        self.session = session
-        self.by_input: dict[str, Outcome] = {}
-        self.by_order: dict[str, list[Outcome]] = defaultdict(list)
-
-    def call(self, probe: str, /, **kwargs: Any) -> Any:
-        outcome: Outcome
-        try:
-            outcome = ("value", self.session.call(probe, **kwargs))
-        except StudentCodeError as exc:
-            outcome = ("error", exc)
-        self.by_input[_key(probe, kwargs)] = outcome
-        self.by_order[probe].append(outcome)
-        return _give(outcome)
-
-
-class Replay:
-    """A session whose every answer is one the recorder saw (the same inputs, else the same place)."""
-
-    def __init__(self, recorded: Recorder):
-        self.task = recorded.task
-        self.recorded = recorded
-        self.calls: dict[str, int] = defaultdict(int)
-
-    def call(self, probe: str, /, **kwargs: Any) -> Any:
-        seen = self.recorded.by_order.get(probe) or [("error", StudentCodeError(probe, "KeyError", probe))]
-        place = min(self.calls[probe], len(seen) - 1)
-        self.calls[probe] += 1
-        return _give(self.recorded.by_input.get(_key(probe, kwargs), seen[place]))
-
-
-def _give(outcome: Outcome) -> Any:
-    kind, value = outcome
-    if kind == "error":
-        raise value
-    return codec.decode(codec.encode({"v": value}))["v"]  # a fresh copy, as a worker would send
-
-
-def _grade(graders: Graders, folder: Path, task_id: str) -> tuple[Recorder, list[Any]]:
-    task = graders.assignment.task(task_id)
-    session = Recorder(InProcessSession(task.id, folder, task.module, graders.probes_source))
-    return session, [judge.run_check(c, session, graders, task) for c in graders.for_task(task.id)]
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_replayed_reference_answers_earn_nothing(kit: Kit, tmp_path: Path, assignment: str) -> None:
-    graders = load_graders(kit.assignment(assignment))
-    guessed = graders.with_secret(hashlib.sha256(b"what the forger guessed").digest())
     folder = tmp_path / "reference"
     shutil.copytree(ROOT / "solutions" / assignment, folder,
                     ignore=shutil.ignore_patterns("graders", "__pycache__"))
-    gained: dict[str, float] = {}
-    try:
-        for task in graders.assignment.tasks:
-            recorded, honest = _grade(guessed, folder, task.id)
-            assert sum(c.score for c in honest) == task.points, [(c.check_id, c.feedback) for c in honest]
-            replay = Replay(recorded)
-            forged = [judge.run_check(c, replay, graders, task) for c in graders.for_task(task.id)]
-            gained.update({c.check_id: c.score for c in forged if c.score})
-    finally:
-        for name, module in list(sys.modules.items()):
-            if str(getattr(module, "__file__", "") or "").startswith(str(tmp_path)):
-                del sys.modules[name]
+    gained = replay_gains(load_graders(kit.assignment(assignment)), folder)
     assert gained == {}, f"checks whose points a replay of the reference's answers earns: {gained}"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from replay_forger import replay_gains
 
 from autograder.authoring.assignment_checks import assignment_problems
 from autograder.authoring.build import build_assignment, diff_assignment
@@ -86,6 +87,16 @@ def test_reference_full_marks_and_stubs_zero(scaffolded, tmp_path, folder, want)
     if want == 0:
         feedback = "\n".join(c.feedback for t in result.tasks for c in t.checks)
         assert "NotImplementedError" in feedback  # the engine's common.not_implemented message
+
+
+def test_a_replay_of_the_reference_earns_nothing_from_the_scaffold(scaffolded, tmp_path):
+    """A new assignment's checks already rest on hidden inputs (the public example has a hidden case,
+    the hidden checks' hypothesis examples are seeded from the secret): replayed answers earn 0."""
+    submission = tmp_path / "reference"
+    shutil.copytree(scaffolded / "solutions" / "second_course", submission,
+                    ignore=shutil.ignore_patterns("graders", "__pycache__"))
+    graders = load_graders(load_kit(scaffolded).assignment("second_course"))
+    assert replay_gains(graders, submission) == {}
 
 
 def test_the_cli_scaffolds_builds_and_refuses_a_second_time(tmp_path):
