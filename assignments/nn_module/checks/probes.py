@@ -130,6 +130,29 @@ def _params(model: nn.Module) -> dict[str, Any]:
     }
 
 
+def _challenge(model: nn.Module, state: dict[str, Any] | None, xs: Any, heads: Any = (),
+               eval_mode: bool = False) -> dict[str, Any] | None:
+    """The grader's hidden weights loaded through the names the model registers (state_dict keys),
+    then the model run on each x of `xs`: the outputs (a dict's values in `heads` order)."""
+    if state is None:
+        return None
+    obs: dict[str, Any] = {"load": _load(model, state), "raised": None, "outs": []}
+    if obs["load"]["error"]:  # keys missing or unexpected: the check decides which it can accept
+        return obs
+    try:
+        nn.Module.train(model, not eval_mode)
+        with torch.no_grad():
+            for x in xs:
+                out = model(_t(x))
+                if heads and type(out) in (dict, OrderedDict):
+                    obs["outs"] += [_tensor(out.get(name)) for name in heads]
+                else:
+                    obs["outs"].append(_tensor(out))
+    except Exception as exc:
+        obs["raised"] = _exc(exc)
+    return obs
+
+
 def _reseed_globals(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -151,9 +174,11 @@ class _GraderTinyNet(nn.Module):
         return self.fc2(torch.relu(self.fc1(x)))
 
 
-def tinynet_structure(mod, in_features, hidden, out_features):
+def tinynet_structure(mod, in_features, hidden, out_features, state=None, xs=()):
+    """The parameters TinyNet registers; with `state`, the challenge run on them too."""
     model = mod.TinyNet(in_features, hidden, out_features)
-    return {"is_module": isinstance(model, nn.Module), "model_type": _tname(model), **_params(model)}
+    obs = {"is_module": isinstance(model, nn.Module), "model_type": _tname(model), **_params(model)}
+    return {**obs, "challenge": _challenge(model, state, xs)}
 
 
 def tinynet_forward(mod, sizes, state, xs):
@@ -220,8 +245,9 @@ def tinynet_train(mod, sizes, state, X, y, epochs, lr):
     return obs
 
 
-def tinynet_accuracy(mod, sizes, X, y, seed):
-    """The student's TinyNet trained with the student's train_tinynet and its default arguments."""
+def tinynet_accuracy(mod, sizes, X, y, seed, x_hidden=None):
+    """The student's TinyNet trained with the student's train_tinynet and its default arguments;
+    with `x_hidden`, also the trained model's outputs there and its weights (by state_dict key)."""
     torch.manual_seed(seed)
     model = mod.TinyNet(*sizes)
     calls = []
@@ -232,8 +258,13 @@ def tinynet_accuracy(mod, sizes, X, y, seed):
         logits = model(_t(X))
     n = len(losses) if type(losses) in (list, tuple) else None
     types = sorted({_tname(item) for item in losses}) if n is not None else []
-    return {"losses_type": _tname(losses), "len": n, "types": types, "hook_calls": len(calls),
-            "logits": _tensor(logits)}
+    obs = {"losses_type": _tname(losses), "len": n, "types": types, "hook_calls": len(calls),
+           "logits": _tensor(logits)}
+    if x_hidden is not None:
+        with torch.no_grad():
+            obs["hidden_logits"] = _tensor(model(_t(x_hidden)))
+        obs["weights"] = {k: _tensor(v) for k, v in _state_dict(model).items()}
+    return obs
 
 
 # ----------------------------------------------------------------------------- delivery
@@ -244,7 +275,8 @@ def _delivery(mod, x_mean, x_std, p_drop=None):
     return mod.DeliveryMLP(*args)
 
 
-def delivery_structure(mod, x_mean, x_std):
+def delivery_structure(mod, x_mean, x_std, state=None, xs=()):
+    """Buffers, keys and parameters of DeliveryMLP; with `state`, the challenge run (eval mode) too."""
     model = _delivery(mod, x_mean, x_std)
     buffers = dict(_named_buffers(model))
     plain = {
@@ -261,6 +293,7 @@ def delivery_structure(mod, x_mean, x_std):
         "modules": [_tname(m) for _, m in _named_modules(model)],
         "dropout_ps": [float(m.p) for _, m in _named_modules(model) if isinstance(m, nn.Dropout)],
         **_params(model),
+        "challenge": _challenge(model, state, xs, eval_mode=True),
     }
 
 
@@ -435,21 +468,21 @@ def _module_obs(model: nn.Module) -> dict[str, Any]:
     return {"state_keys": list(_state_dict(model).keys()), "optimizer_error": optimizer, **_params(model)}
 
 
-def containers_fixedmlp(mod, sizes):
+def containers_fixedmlp(mod, sizes, state=None, xs=()):
     model = mod.FixedMLP(list(sizes))
     layers = getattr(model, "layers", None)
-    return {"layers_type": _tname(layers), **_module_obs(model)}
+    return {"layers_type": _tname(layers), **_module_obs(model), "challenge": _challenge(model, state, xs)}
 
 
-def containers_twohead(mod, x):
+def containers_twohead(mod, x, state=None, xs=(), heads=()):
     model = mod.TwoHead()
-    heads = getattr(model, "heads", None)
+    heads_attr = getattr(model, "heads", None)
     with torch.no_grad():
         out = model(_t(x))
-    obs = {"heads_type": _tname(heads), "out_type": _tname(out), "out": None, **_module_obs(model)}
+    obs = {"heads_type": _tname(heads_attr), "out_type": _tname(out), "out": None, **_module_obs(model)}
     if type(out) in (dict, OrderedDict):
         obs["out"] = {str(k): _tensor(v) for k, v in out.items()}
-    return obs
+    return {**obs, "challenge": _challenge(model, state, xs, heads=list(heads))}
 
 
 def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=()):
@@ -614,12 +647,30 @@ def _call_load(fn, model, path, marker=None):
     return {"raised": raised, "marker": None if marker is None else os.path.exists(marker)}
 
 
-def checkpoint_mismatch(mod, state, kind, renamed, wide_out):
-    """load_weights on a model whose keys (renamed head) or shapes (wider head) differ."""
+def _good_load(fn, good):
+    """`fn` (load_weights or load_partial) on a file of the grader's `good` weights that fits the
+    model exactly: what the model holds afterwards (a loader that refuses everything shows here)."""
+    path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    torch.save(_ckpt_loaded(good).state_dict(), path)
+    torch.manual_seed(24680)
+    model = _ckpt_model()  # fresh random weights, default buffers: nothing of `good` until loaded
+    try:
+        fn(model, path)
+    except Exception as exc:
+        return {"raised": _exc(exc), "state": None}
+    return {"raised": None, "state": {k: _tensor(v) for k, v in _state_dict(model).items()}}
+
+
+def checkpoint_mismatch(mod, state, kind, renamed, wide_out, good=None):
+    """load_weights on a model whose keys (renamed head) or shapes (wider head) differ; then, with
+    `good` weights, on a file that fits."""
     path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
     torch.save(_ckpt_loaded(state).state_dict(), path)
     model = _ckpt_model(head=renamed) if kind == "renamed" else _ckpt_model(width=wide_out)
-    return _call_load(mod.load_weights, model, path)
+    obs = _call_load(mod.load_weights, model, path)
+    if good is not None:
+        obs["good"] = _good_load(mod.load_weights, good)
+    return obs
 
 
 class _Payload:
@@ -632,8 +683,9 @@ class _Payload:
         return (os.mkdir, (self.marker,))
 
 
-def checkpoint_refuse(mod, state, kind, loader):
-    """load_weights/load_partial on a whole pickled module, or on a state_dict carrying a payload."""
+def checkpoint_refuse(mod, state, kind, loader, good=None):
+    """load_weights/load_partial on a whole pickled module, or on a state_dict carrying a payload;
+    then, with `good` weights, the same loader on a file that fits."""
     folder = tempfile.mkdtemp(prefix="ckpt_")
     path = os.path.join(folder, "weights.pt")
     marker = os.path.join(folder, "payload_ran")
@@ -645,7 +697,10 @@ def checkpoint_refuse(mod, state, kind, loader):
         evil["payload"] = _Payload(marker)
         torch.save(evil, path)
     fn = mod.load_partial if loader == "load_partial" else mod.load_weights
-    return _call_load(fn, _ckpt_model(), path, marker)
+    obs = _call_load(fn, _ckpt_model(), path, marker)
+    if good is not None:
+        obs["good"] = _good_load(fn, good)
+    return obs
 
 
 def _partial(mod, state, renamed, path_type):

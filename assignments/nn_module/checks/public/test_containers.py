@@ -7,6 +7,15 @@ import numpy as np
 from autograder.checks import fail, points
 from autograder.compare import fmt_shape
 
+from ..challenges import (
+    fixedmlp_layers,
+    inputs,
+    judge_output,
+    linear_state,
+    mlp_outputs,
+    twohead_layers,
+    twohead_outputs,
+)
 from ..support import call, raised_name
 
 DOUBLE_HINT = {"dtype": "containers.double_error", "Double": "containers.double_error"}
@@ -30,12 +39,18 @@ def _heads_text(params) -> str:
 
 
 @points(2)
-def test_fixedmlp_registered(worker, params):
-    """FixedMLP([3, 16, 8, 1]) registers its layers: 209 parameters, keys layers.i.*, an optimizer"""
+def test_fixedmlp_registered(worker, params, challenge):
+    """FixedMLP([3, 16, 8, 1]) registers its layers: 209 parameters, keys layers.i.*, an optimizer
+
+    The points rest on a run: hidden weights loaded through those keys give the contract's output."""
     cp = params.containers
     sizes = list(cp.sizes)
     what = f"FixedMLP({sizes})"
-    obs = call(worker, "containers_fixedmlp", what, sizes=sizes)
+    gen = challenge.rng(*sizes)
+    layers = fixedmlp_layers(sizes)
+    state = linear_state(gen, layers)
+    xs = [inputs(gen, 5, sizes[0])]
+    obs = call(worker, "containers_fixedmlp", what, sizes=sizes, state=state, xs=xs)
     if obs["layers_type"] in ("list", "tuple"):
         fail("containers.fixedmlp_list", got_type=obs["layers_type"], count=obs["count"])
     if obs["count"] != cp.n_params or sorted(obs["state_keys"]) != sorted(fixedmlp_keys(sizes)):
@@ -43,14 +58,23 @@ def test_fixedmlp_registered(worker, params):
              keys=obs["state_keys"], want=fixedmlp_keys(sizes))
     if obs["optimizer_error"]:
         fail("containers.optimizer", call=what, error=raised_name(obs["optimizer_error"]))
+    judge_output(obs["challenge"], [mlp_outputs(state, [p for p, _, _ in layers], x) for x in xs],
+                 params.tol.float32, f"{what}(x)", "nn.Linear layers in order, a ReLU between them",
+                 fixedmlp_keys(sizes))
 
 
 @points(2)
-def test_twohead_registered(worker, params):
-    """TwoHead registers body and heads ({p.containers.registered_text})"""
+def test_twohead_registered(worker, params, challenge):
+    """TwoHead registers body and heads ({p.containers.registered_text})
+
+    The points rest on a run: hidden weights loaded through those keys give each head's output."""
     cp = params.containers
     x = np.linspace(-1, 1, cp.batch * cp.in_features, dtype=np.float32).reshape(cp.batch, -1)
-    obs = call(worker, "containers_twohead", "TwoHead()(x)", x=x)
+    gen = challenge.rng(cp.in_features, cp.body, *cp.heads)
+    state = linear_state(gen, twohead_layers(cp.in_features, cp.body, cp.heads))
+    xs = [inputs(gen, 5, cp.in_features)]
+    obs = call(worker, "containers_twohead", "TwoHead()(x)", x=x, state=state, xs=xs,
+               heads=list(cp.head_names))
     if obs["heads_type"] in ("dict", "OrderedDict"):
         fail("containers.twohead_dict", got_type=obs["heads_type"], count=obs["count"],
              heads_code=cp.heads_code)
@@ -69,6 +93,8 @@ def test_twohead_registered(worker, params):
              keys=obs["state_keys"], want=want, heads=_heads_text(params))
     if obs["optimizer_error"]:
         fail("containers.optimizer", call="TwoHead()", error=raised_name(obs["optimizer_error"]))
+    judge_output(obs["challenge"], [w for x in xs for w in twohead_outputs(state, cp.heads, x)],
+                 params.tol.float32, "TwoHead()(x)", f"each head on body(x): {_heads_text(params)}", want)
 
 
 @points(1)

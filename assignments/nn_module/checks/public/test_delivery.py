@@ -7,6 +7,7 @@ import numpy as np
 from autograder.checks import fail, points
 from autograder.compare import fmt_shape
 
+from ..challenges import delivery_outputs, inputs, judge_output, linear_state
 from ..support import call
 
 SUPER_HINT = {"Module.__init__() call": "delivery.super_init"}
@@ -18,15 +19,39 @@ def buffers_in(params) -> tuple[np.ndarray, np.ndarray]:
     return np.array(dp.x_mean, dtype=np.float32), np.array(dp.x_std, dtype=np.float32)
 
 
-def structure(worker, params):
+def structure(worker, params, challenge, buffers: bool = True) -> dict:
+    """What DeliveryMLP(x_mean, x_std) registers, and the challenge: hidden weights (and, with
+    `buffers`, hidden buffer values) loaded through its state_dict keys, the model run in eval mode
+    on hidden orders (also N = 1). Without `buffers` the model keeps the x_mean, x_std it was given."""
+    dp = params.delivery
     x_mean, x_std = buffers_in(params)
-    return call(worker, "delivery_structure", WHAT, SUPER_HINT, x_mean=x_mean, x_std=x_std)
+    gen = challenge.rng(*dp.sizes)
+    sent = linear_state(gen, dp.layers)
+    state = {**sent, "x_mean": x_mean, "x_std": x_std}
+    if buffers:
+        sent["x_mean"] = state["x_mean"] = gen.uniform(-4, 8, x_mean.shape).astype(np.float32)
+        sent["x_std"] = state["x_std"] = gen.uniform(0.5, 3, x_std.shape).astype(np.float32)
+    xs = [inputs(gen, 7, dp.sizes[0], scale=4.0), inputs(gen, 1, dp.sizes[0], scale=4.0)]
+    obs = call(worker, "delivery_structure", WHAT, SUPER_HINT, x_mean=x_mean, x_std=x_std, state=sent, xs=xs)
+    obs["expected"] = [delivery_outputs(state, [p for p, _, _ in dp.layers], x) for x in xs]
+    obs["kept"] = () if buffers else dp.buffers
+    return obs
+
+
+def judge_challenge(obs: dict, params) -> None:
+    """The registered layers (and buffers) are the ones forward uses, with the hidden values loaded."""
+    dp = params.delivery
+    names = [k for k in dp.keys if k not in obs["kept"]]
+    judge_output(obs["challenge"], obs["expected"], params.tol.float32, f"{WHAT}(x) in eval mode",
+                 f"head(hidden((x - x_mean) / x_std)) with {dp.layers_text}", names, obs["kept"])
 
 
 @points(3)
-def test_buffers(worker, params):
-    """x_mean and x_std are registered buffers (not parameters or plain attributes) with the given values"""
-    obs = structure(worker, params)
+def test_buffers(worker, params, challenge):
+    """x_mean and x_std are registered buffers (not parameters or plain attributes) with the given values
+
+    The points rest on a run: hidden buffer values and weights, loaded by name, give the contract's output."""
+    obs = structure(worker, params, challenge)
     given = dict(zip(params.delivery.buffers, buffers_in(params), strict=True))
     for name, value in given.items():
         if name in obs["names"]:
@@ -42,15 +67,19 @@ def test_buffers(worker, params):
         if not np.array_equal(buf["values"].astype(np.float64), value.astype(np.float64)):
             fail("delivery.buffer_value", name=name, got=str(buf["values"].tolist()),
                  want=str(value.tolist()))
+    judge_challenge(obs, params)
 
 
 @points(3)
-def test_state_dict_keys(worker, params):
-    """state_dict() keys are exactly x_mean, x_std, hidden.0.*, hidden.3.*, head.*"""
-    obs = structure(worker, params)
+def test_state_dict_keys(worker, params, challenge):
+    """state_dict() keys are exactly x_mean, x_std, hidden.0.*, hidden.3.*, head.*
+
+    The points rest on a run: hidden values loaded through those keys give the contract's output."""
+    obs = structure(worker, params, challenge)
     want = list(params.delivery.keys)
     got = obs["state_keys"]
     if got == want:
+        judge_challenge(obs, params)
         return
     if obs["hidden_type"] in ("list", "tuple"):
         fail("delivery.hidden_list", got_type=obs["hidden_type"], keys=got,
@@ -64,9 +93,11 @@ def test_state_dict_keys(worker, params):
 
 
 @points(2)
-def test_parameter_count(worker, params):
-    """DeliveryMLP has {p.delivery.n_params} parameters, with weights {p.delivery.shapes_text}"""
-    obs = structure(worker, params)
+def test_parameter_count(worker, params, challenge):
+    """DeliveryMLP has {p.delivery.n_params} parameters, with weights {p.delivery.shapes_text}
+
+    The points rest on a run: hidden weights of those shapes, loaded by name, give the contract's output."""
+    obs = structure(worker, params, challenge, buffers=False)
     dp = params.delivery
     if obs["count"] != dp.n_params:
         if obs["count"] == 0 or obs["hidden_type"] in ("list", "tuple"):
@@ -79,6 +110,7 @@ def test_parameter_count(worker, params):
         if shapes.get(name) != tuple(shape):
             got = fmt_shape(shapes[name]) if name in shapes else "no such parameter"
             fail("delivery.shape", name=name, got_shape=got, want_shape=fmt_shape(shape))
+    judge_challenge(obs, params)
 
 
 @points(2)
