@@ -659,12 +659,30 @@ def _call_load(fn, model, path, marker=None):
     return {"raised": raised, "marker": None if marker is None else os.path.exists(marker)}
 
 
-def checkpoint_mismatch(mod, state, kind, renamed, wide_out):
-    """load_weights on a model whose keys (renamed head) or shapes (wider head) differ."""
+def _good_load(fn, good):
+    """`fn` (load_weights or load_partial) on a file of the grader's `good` weights that fits the
+    model exactly: what the model holds afterwards (a loader that refuses everything shows here)."""
+    path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    torch.save(_ckpt_loaded(good).state_dict(), path)
+    torch.manual_seed(24680)
+    model = _ckpt_model()  # fresh random weights, default buffers: nothing of `good` until loaded
+    try:
+        fn(model, path)
+    except Exception as exc:
+        return {"raised": _exc(exc), "state": None}
+    return {"raised": None, "state": {k: _tensor(v) for k, v in _state_dict(model).items()}}
+
+
+def checkpoint_mismatch(mod, state, kind, renamed, wide_out, good=None):
+    """load_weights on a model whose keys (renamed head) or shapes (wider head) differ; then, with
+    `good` weights, on a file that fits."""
     path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
     torch.save(_ckpt_loaded(state).state_dict(), path)
     model = _ckpt_model(head=renamed) if kind == "renamed" else _ckpt_model(width=wide_out)
-    return _call_load(mod.load_weights, model, path)
+    obs = _call_load(mod.load_weights, model, path)
+    if good is not None:
+        obs["good"] = _good_load(mod.load_weights, good)
+    return obs
 
 
 class _Payload:
@@ -677,8 +695,9 @@ class _Payload:
         return (os.mkdir, (self.marker,))
 
 
-def checkpoint_refuse(mod, state, kind, loader):
-    """load_weights/load_partial on a whole pickled module, or on a state_dict carrying a payload."""
+def checkpoint_refuse(mod, state, kind, loader, good=None):
+    """load_weights/load_partial on a whole pickled module, or on a state_dict carrying a payload;
+    then, with `good` weights, the same loader on a file that fits."""
     folder = tempfile.mkdtemp(prefix="ckpt_")
     path = os.path.join(folder, "weights.pt")
     marker = os.path.join(folder, "payload_ran")
@@ -690,7 +709,10 @@ def checkpoint_refuse(mod, state, kind, loader):
         evil["payload"] = _Payload(marker)
         torch.save(evil, path)
     fn = mod.load_partial if loader == "load_partial" else mod.load_weights
-    return _call_load(fn, _ckpt_model(), path, marker)
+    obs = _call_load(fn, _ckpt_model(), path, marker)
+    if good is not None:
+        obs["good"] = _good_load(fn, good)
+    return obs
 
 
 def _partial(mod, state, renamed, path_type):

@@ -4,31 +4,28 @@ from __future__ import annotations
 
 from autograder.checks import fail, points
 
+from ..counting_cases import (
+    delivery_like,
+    delivery_per_layer,
+    delivery_text,
+    draw_bad_stacks,
+    draw_delivery,
+    draw_frozen,
+    draw_stacks,
+    draw_tied,
+    draw_twohead,
+    interleave,
+    stack_count,
+    stack_slips,
+    tied,
+    tied_text,
+    twohead_like,
+    twohead_per_layer,
+)
 from ..support import call, fail_if_not_implemented, raised_name, require_raised
 
-# Models the worker builds from plain data (probes._build_counting_model); numbers in params.py.
-TIED = {"tie": [10, 4]}
-
-
-def delivery_like(cp, frozen: tuple[str, ...] = ()) -> dict:
-    """A DeliveryMLP-shaped model (Linear, ReLU, Dropout, Linear, ReLU; head) with two buffers."""
-    i, h1, h2, out = cp.delivery_sizes
-    spec = {
-        "modules": [
-            ["hidden", ["seq", [["linear", i, h1, True], ["relu"], ["dropout"],
-                                ["linear", h1, h2, True], ["relu"]]]],
-            ["head", ["linear", h2, out, True]],
-        ],
-        "buffers": [i, i],
-    }
-    return {**spec, "frozen": list(frozen)} if frozen else spec
-
-
-def twohead_like(cp) -> dict:
-    """A TwoHead-shaped model: a Linear + ReLU body and a ModuleDict of heads."""
-    i, body = cp.twohead_body
-    heads = [[name, ["linear", body, width, True]] for name, width in cp.twohead_heads]
-    return {"modules": [["body", ["seq", [["linear", i, body, True], ["relu"]]]], ["heads", ["dict", heads]]]}
+# Models the worker builds from plain data (probes._build_counting_model); the lesson's numbers in
+# params.py. Each check also asks about hidden stacks or models (counting_cases), counted here.
 
 
 def _value(obs, what: str) -> int:
@@ -45,38 +42,59 @@ def stack_call(sizes, bias, kind: str = "list") -> str:
     return f"count_linear_stack({shown}, bias={bias})"
 
 
+def _stacks(worker, cases) -> list:
+    """count_linear_stack on each (sizes, bias, kind) case, in that order."""
+    sent = [[list(sizes), bias, kind] for sizes, bias, kind in cases]
+    return call(worker, "counting_stack", "count_linear_stack(sizes, bias)", cases=sent)
+
+
+def _stack_value(got, what: str) -> int:
+    fail_if_not_implemented(got["raised"], what)
+    if got["raised"]:
+        fail("counting.stack_raised", call=what, raised=raised_name(got["raised"]))
+    return _value(got, what)
+
+
 @points(2)
-def test_known_stacks(worker, params):
+def test_known_stacks(worker, params, challenge):
     """count_linear_stack: {p.counting.known_text}
 
-    Also with the default bias (True) and with sizes given as a tuple."""
+    Also with the default bias (True) and with sizes given as a tuple; then hidden stacks."""
     known = [(*case, "list") for case in params.counting.known_stacks]
     known += [(sizes, None, want, "list") for sizes, bias, want, _ in known[:2] if bias]  # the default bias
     known += [(sizes, bias, want, "tuple") for sizes, bias, want, _ in known[:1]]  # sizes as a tuple
-    cases = [[list(sizes), bias, kind] for sizes, bias, _, kind in known]
-    obs = call(worker, "counting_stack", "count_linear_stack(sizes, bias)", cases=cases)
+    hidden = draw_stacks(challenge.rng())
+    known += [(sizes, bias, stack_count(sizes, bias), kind) for sizes, bias, kind in hidden]
+    obs = _stacks(worker, [(sizes, bias, kind) for sizes, bias, _, kind in known])
     for (sizes, bias, want, kind), got in zip(known, obs, strict=True):
         what = stack_call(sizes, bias, kind)
-        fail_if_not_implemented(got["raised"], what)
-        if got["raised"]:
-            fail("counting.stack_raised", call=what, raised=raised_name(got["raised"]))
-        value = _value(got, what)
+        value = _stack_value(got, what)
         if value != want:
             key = "counting.default_bias" if bias is None else "counting.stack_value"
             fail(key, call=what, got=value, want=want)
 
 
 @points(2)
-def test_stack_value_error(worker, params):
+def test_stack_value_error(worker, params, challenge):
     """count_linear_stack raises ValueError for fewer than two sizes or a size < 1
 
-    With the default bias, bias=True and bias=False, and for sizes given as a tuple."""
-    bad = params.counting.bad_stacks
-    cases = [[list(sizes), bias, "list"] for sizes in bad for bias in (None, True, False)]
-    cases += [[list(sizes), None, "tuple"] for sizes in bad]
-    obs = call(worker, "counting_stack", "count_linear_stack(sizes)", cases=cases)
-    for (sizes, bias, kind), got in zip(cases, obs, strict=True):
+    With the default bias, bias=True and bias=False, and for sizes given as a tuple; among them, at
+    hidden places, hidden valid stacks whose counts must come back."""
+    gen = challenge.rng()
+    lesson = params.counting.bad_stacks
+    bad = [(list(sizes), bias, "list") for sizes in lesson for bias in (None, True, False)]
+    bad += [(list(sizes), None, "tuple") for sizes in lesson]
+    cases = [(*case, None) for case in bad + draw_bad_stacks(gen)]
+    valid = [(sizes, bias, kind, stack_count(sizes, bias)) for sizes, bias, kind in draw_stacks(gen)[:3]]
+    cases = interleave(gen, cases, valid)
+    obs = _stacks(worker, [case[:3] for case in cases])
+    for (sizes, bias, kind, want), got in zip(cases, obs, strict=True):
         what = stack_call(sizes, bias, kind)
+        if want is not None:  # a valid stack: the count (or a count slip, which known_stacks judges)
+            value = _stack_value(got, what)
+            if value != want and value not in stack_slips(sizes):
+                fail("counting.stack_value", call=what, got=value, want=want)
+            continue
         fail_if_not_implemented(got["raised"], what)
         if got["raised"] is None:
             fail("counting.no_value_error", call=what, observed=f"returned {got['value']!r}")
@@ -89,32 +107,54 @@ def count(worker, spec, what):
         obs["trainable"], f"count_parameters({what}, trainable_only=True)")
 
 
+def _judge_total(got: int, want: int, buffers: int, tied_twice: int, model: str) -> None:
+    """The total, with the two usual slips named: buffers counted, a tied weight counted twice."""
+    if got == want:
+        return
+    key = "counting.total"
+    if buffers and got == want + buffers:
+        key = "counting.counts_buffers"
+    elif tied_twice and got == want + tied_twice:
+        key = "counting.counts_tied"
+    fail(key, model=model, got=got, want=want)
+
+
 @points(2)
-def test_count_buffers_and_tied(worker, params):
-    """count_parameters never counts buffers and counts a tied weight once"""
+def test_count_buffers_and_tied(worker, params, challenge):
+    """count_parameters never counts buffers and counts a tied weight once
+
+    For the lesson's DeliveryMLP shape and Embedding(10, 4), then for hidden sizes of both."""
     cp = params.counting
-    total, _ = count(worker, delivery_like(cp), "a DeliveryMLP-shaped model")
-    if total != cp.delivery_total:
-        key = "counting.counts_buffers" if total == cp.delivery_total + 6 else "counting.total"
-        fail(key, model="a DeliveryMLP-shaped model with buffers x_mean, x_std", got=total,
-             want=cp.delivery_total)
-    total, _ = count(worker, TIED, "an Embedding(10, 4) tied to Linear(4, 10)")
-    if total != cp.tied_total:
-        key = "counting.counts_tied" if total == cp.tied_total + 40 else "counting.total"
-        fail(key, model="an Embedding(10, 4) whose weight is shared with Linear(4, 10)", got=total,
-             want=cp.tied_total)
+    gen = challenge.rng()
+    shapes = [cp.delivery_sizes, draw_delivery(gen)]
+    for sizes in shapes:
+        model = delivery_text(sizes)
+        total, _ = count(worker, delivery_like(sizes), model)
+        _judge_total(total, sum(delivery_per_layer(sizes).values()), 2 * sizes[0], 0, model)
+    for vocab, dim in [(10, 4), draw_tied(gen)]:
+        model = tied_text(vocab, dim)
+        total, _ = count(worker, tied(vocab, dim), model)
+        _judge_total(total, vocab * dim + vocab, 0, vocab * dim, model)
 
 
 @points(1)
-def test_trainable_only(worker, params):
-    """count_parameters(model, trainable_only=True) leaves out frozen (requires_grad=False) parameters"""
+def test_trainable_only(worker, params, challenge):
+    """count_parameters(model, trainable_only=True) leaves out frozen (requires_grad=False) parameters
+
+    For the lesson's DeliveryMLP shape with hidden.0 frozen, then hidden sizes and frozen layers."""
     cp = params.counting
-    total, trainable = count(worker, delivery_like(cp, ("hidden.0",)), "a model with hidden.0 frozen")
-    if total != cp.delivery_total:
-        fail("counting.frozen_total", got=total, want=cp.delivery_total)
-    if trainable != cp.frozen_trainable:
-        key = "counting.ignores_requires_grad" if trainable == total else "counting.trainable"
-        fail(key, got=trainable, want=cp.frozen_trainable, total=total)
+    gen = challenge.rng()
+    for sizes, frozen in [(cp.delivery_sizes, ("hidden.0",)), (draw_delivery(gen), draw_frozen(gen))]:
+        own = delivery_per_layer(sizes)
+        want_total = sum(own.values())
+        want = want_total - sum(own[name] for name in frozen)
+        model = delivery_text(sizes, frozen)
+        total, trainable = count(worker, delivery_like(sizes, frozen), model)
+        if total != want_total:
+            fail("counting.frozen_total", model=model, got=total, want=want_total)
+        if trainable != want:
+            key = "counting.ignores_requires_grad" if trainable == total else "counting.trainable"
+            fail(key, model=model, got=trainable, want=want, total=total)
 
 
 def per_layer(worker, spec, what: str) -> dict[str, int]:
@@ -140,13 +180,29 @@ def judge_per_layer(got: dict[str, int], want: dict[str, int], what: str,
     fail("counting.per_layer", model=what, got=got, want=want)
 
 
+def _twohead_text(body, heads) -> str:
+    shown = ", ".join(f"{name}: Linear({body[1]}, {w})" for name, w in heads)
+    return f"a TwoHead-shaped model (body Linear({body[0]}, {body[1]}), heads {shown})"
+
+
 @points(2)
-def test_per_layer_known(worker, params):
-    """per_layer gives each module's own count: TwoHead -> {p.counting.twohead_text}"""
+def test_per_layer_known(worker, params, challenge):
+    """per_layer gives each module's own count: TwoHead -> {p.counting.twohead_text}
+
+    Then the same shapes with hidden sizes (and hidden heads)."""
     cp = params.counting
     what = "a TwoHead-shaped model"
-    got = per_layer(worker, twohead_like(cp), what)
+    got = per_layer(worker, twohead_like(cp.twohead_body, cp.twohead_heads), what)
     judge_per_layer(got, dict(cp.twohead_layers), what, {"", "body", "heads"})
     what = "a DeliveryMLP-shaped model"
-    got = per_layer(worker, delivery_like(cp), what)
+    got = per_layer(worker, delivery_like(cp.delivery_sizes), what)
     judge_per_layer(got, cp.delivery_per_layer, what, {"", "hidden"})
+    gen = challenge.rng()
+    body, heads = draw_twohead(gen)
+    what = _twohead_text(body, heads)
+    got = per_layer(worker, twohead_like(body, heads), what)
+    judge_per_layer(got, twohead_per_layer(body, heads), what, {"", "body", "heads"})
+    sizes = draw_delivery(gen)
+    what = delivery_text(sizes)
+    got = per_layer(worker, delivery_like(sizes), what)
+    judge_per_layer(got, delivery_per_layer(sizes), what, {"", "hidden"})

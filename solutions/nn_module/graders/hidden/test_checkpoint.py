@@ -6,53 +6,67 @@ import numpy as np
 
 from autograder.checks import fail, points
 
-from ..public.test_checkpoint import ckpt_state
+from ..public.test_checkpoint import ckpt_state, good_load, judge_good_load
 from ..support import call, fail_if_not_implemented, raised_name, require_raised
 
 
 @points(2)
-def test_shape_mismatch_raises(worker, params):
-    """load_weights into a model whose head has a different width raises RuntimeError"""
+def test_shape_mismatch_raises(worker, params, challenge):
+    """load_weights into a model whose head has a different width raises RuntimeError
+
+    And the same load_weights loads a matching file of hidden weights."""
     cp = params.checkpoint
+    good = good_load(challenge, params)
     obs = call(worker, "checkpoint_mismatch", "load_weights(wider_model, path)",
-               state=ckpt_state(params), kind="wide", renamed=cp.renamed, wide_out=cp.wide_out)
+               state=ckpt_state(params), kind="wide", renamed=cp.renamed, wide_out=cp.wide_out, good=good)
     raised = obs["raised"]
     fail_if_not_implemented(raised, "load_weights(model, path)")
     if raised is None:
         fail("checkpoint.shape_no_error", got=cp.wide_out, want=cp.out_features)
     require_raised(raised, "RuntimeError", "load_weights(wider_model, path)", "checkpoint.shape_wrong_error")
+    judge_good_load(obs["good"], good, "load_weights(model, path)")
 
 
 LOADERS = ("load_weights", "load_partial")
 
 
-def _refuse(worker, params, kind: str, loader: str):
+def _refuse(worker, params, challenge, kind: str, loader: str):
+    """The unsafe file given to `loader`, and (judged last, by the check) a matching file of hidden
+    weights given to the same loader: a loader that refuses everything earns nothing."""
     what = f"{loader}(model, path)"
-    obs = call(worker, "checkpoint_refuse", what, state=ckpt_state(params), kind=kind, loader=loader)
+    good = good_load(challenge, params, loader)
+    obs = call(worker, "checkpoint_refuse", what, state=ckpt_state(params), kind=kind, loader=loader,
+               good=good)
     fail_if_not_implemented(obs["raised"], what)
-    return obs, what
+    return obs, what, good
 
 
 @points(2)
-def test_refuses_whole_module(worker, params):
-    """load_weights and load_partial refuse a whole pickled module (UnpicklingError from weights_only=True)"""
+def test_refuses_whole_module(worker, params, challenge):
+    """load_weights and load_partial refuse a whole pickled module (UnpicklingError from weights_only=True)
+
+    And each loads a matching file of hidden weights."""
     for loader in LOADERS:
-        obs, what = _refuse(worker, params, "whole", loader)
+        obs, what, good = _refuse(worker, params, challenge, "whole", loader)
         if obs["raised"] is None:
             fail("checkpoint.whole_accepted", call=what)
         require_raised(obs["raised"], "UnpicklingError", what, "checkpoint.whole_wrong_error", call=what)
+        judge_good_load(obs["good"], good, what)
 
 
 @points(2)
-def test_refuses_malicious_pickle(worker, params):
-    """load_weights and load_partial refuse a pickle carrying code, and the code never runs"""
+def test_refuses_malicious_pickle(worker, params, challenge):
+    """load_weights and load_partial refuse a pickle carrying code, and the code never runs
+
+    And each loads a matching file of hidden weights."""
     for loader in LOADERS:
-        obs, what = _refuse(worker, params, "malicious", loader)
+        obs, what, good = _refuse(worker, params, challenge, "malicious", loader)
         if obs["marker"]:
             fail("checkpoint.payload_ran", call=what, raised=raised_name(obs["raised"]))
         if obs["raised"] is None:
             fail("checkpoint.malicious_accepted", call=what)
         require_raised(obs["raised"], "UnpicklingError", what, "checkpoint.malicious_wrong_error", call=what)
+        judge_good_load(obs["good"], good, what)
 
 
 @points(2)

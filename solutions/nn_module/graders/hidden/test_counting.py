@@ -129,7 +129,7 @@ def test_random_trainable(worker, params, spec):
     got = _value(obs["trainable"], "count_parameters(model, trainable_only=True)")
     if got != want["trainable"]:
         key = "counting.ignores_requires_grad" if got == want["total"] else "counting.trainable"
-        fail(key, got=got, want=want["trainable"], total=want["total"])
+        fail(key, model=f"the model {_describe(spec)}", got=got, want=want["trainable"], total=want["total"])
 
 
 @points(1)

@@ -8,11 +8,20 @@ from autograder.checks import fail, points
 
 from ..support import call, fail_if_not_implemented, raised_name, require_raised, rng
 
+# state_seed is hidden (challenge.hide_seeds): every file the probes write holds values nobody knows
+# in advance. A "raises"/"refuses" answer is the same for any file, though, so each check of a refusal
+# also has the same loader load a matching file of other hidden weights (good_load), which only a real
+# load reproduces.
+
 
 def ckpt_state(params) -> dict[str, np.ndarray]:
     """The grader model's state_dict (probes._ckpt_model): Linear, BatchNorm1d (buffers), Linear."""
+    return draw_state(rng(params.checkpoint.state_seed), params)
+
+
+def draw_state(gen: np.random.Generator, params) -> dict[str, np.ndarray]:
+    """A state_dict of the grader model drawn from `gen`."""
     cp = params.checkpoint
-    gen = rng(cp.state_seed)
     i, h, o = cp.in_features, cp.hidden, cp.out_features
     f32 = np.float32
     return {
@@ -22,7 +31,7 @@ def ckpt_state(params) -> dict[str, np.ndarray]:
         "norm.bias": gen.normal(0, 0.5, h).astype(f32),
         "norm.running_mean": gen.normal(0, 0.5, h).astype(f32),
         "norm.running_var": gen.uniform(0.5, 2.0, h).astype(f32),
-        "norm.num_batches_tracked": np.array(7, dtype=np.int64),
+        "norm.num_batches_tracked": np.array(gen.integers(1, 1000), dtype=np.int64),
         "head.weight": gen.normal(0, 0.5, (o, h)).astype(f32),
         "head.bias": gen.normal(0, 0.5, o).astype(f32),
     }
@@ -99,15 +108,40 @@ def judge_round_trip(obs, state: dict[str, np.ndarray], path: str) -> None:
         fail("checkpoint.round_trip_outputs", path=path)
 
 
+def good_load(challenge, params, *labels) -> dict[str, np.ndarray]:
+    """Hidden weights of a file that fits the grader model, for a check's good_load."""
+    return draw_state(challenge.rng("good", *labels), params)
+
+
+def judge_good_load(obs: dict, state: dict[str, np.ndarray], call_text: str) -> None:
+    """The loader that refused (or raised) also loads a matching file of hidden weights exactly; its
+    return value is other checks' business (round_trip)."""
+    if obs["raised"]:
+        fail_if_not_implemented(obs["raised"], call_text)
+        fail("checkpoint.good_load_raised", call=call_text, raised=raised_name(obs["raised"]))
+    bad = same_state(obs["state"], state)
+    if bad:
+        fail("checkpoint.good_load_values", call=call_text, names=bad)
+
+
+def hidden_name(challenge, stem: str) -> str:
+    """A layer name nobody knows in advance: `stem` and five hidden letters (out_qkzva)."""
+    letters = challenge.rng("name").choice(list("abcdefghijklmnopqrstuvwxyz"), 5)
+    return f"{stem}_{''.join(letters)}"
+
+
 @points(3)
-def test_strict_renamed_layer(worker, params):
-    """load_weights into a model with a renamed head raises RuntimeError naming missing/unexpected keys"""
+def test_strict_renamed_layer(worker, params, challenge):
+    """load_weights into a model with a renamed head raises RuntimeError naming missing/unexpected keys
+
+    The head's new name is hidden, and the same load_weights loads a matching file of hidden weights."""
     cp = params.checkpoint
+    renamed, good = hidden_name(challenge, cp.renamed), good_load(challenge, params)
     obs = call(worker, "checkpoint_mismatch", "load_weights(renamed_model, path)",
-               state=ckpt_state(params), kind="renamed", renamed=cp.renamed, wide_out=cp.wide_out)
+               state=ckpt_state(params), kind="renamed", renamed=renamed, wide_out=cp.wide_out, good=good)
     raised = obs["raised"]
     fail_if_not_implemented(raised, "load_weights(model, path)")
-    missing = [f"{cp.renamed}.weight", f"{cp.renamed}.bias"]
+    missing = [f"{renamed}.weight", f"{renamed}.bias"]
     unexpected = ["head.weight", "head.bias"]
     if raised is None:
         fail("checkpoint.renamed_no_error", missing=missing, unexpected=unexpected)
@@ -116,3 +150,4 @@ def test_strict_renamed_layer(worker, params):
     absent = [k for k in missing + unexpected if k not in raised["message"]]
     if absent:
         fail("checkpoint.renamed_message", raised=raised_name(raised), absent=absent)
+    judge_good_load(obs["good"], good, "load_weights(model, path)")
