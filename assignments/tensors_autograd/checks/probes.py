@@ -219,31 +219,35 @@ def sgd_step(mod, values, grads, lr, parameters):
 # ----------------------------------------------------------------------------- device
 
 
-def pick_device(mod, available):
-    """pick_device() while torch.cuda.is_available() answers `available` (the grader decides)."""
+def pick_device(mod, pattern):
+    """pick_device() once for each answer in `pattern` of torch.cuda.is_available() (the grader decides)."""
     real = torch.cuda.is_available
-    torch.cuda.is_available = lambda: available
-    try:
-        result = mod.pick_device()
-    finally:
-        torch.cuda.is_available = real
-    obs: dict[str, Any] = {"type": _tname(result), "repr": _message(ValueError(repr(result)))[:80]}
-    try:
-        obs["device_type"] = torch.device(result).type
-    except Exception as exc:
-        obs["device_type"] = None
-        obs["error"] = _exc(exc)
-    return obs
+    calls = []
+    for available in pattern:
+        torch.cuda.is_available = lambda available=bool(available): available
+        try:
+            result = mod.pick_device()
+        finally:
+            torch.cuda.is_available = real
+        obs: dict[str, Any] = {"type": _tname(result), "repr": _message(ValueError(repr(result)))[:80]}
+        try:
+            obs["device_type"] = torch.device(result).type
+        except Exception as exc:
+            obs["device_type"] = None
+            obs["error"] = _exc(exc)
+        calls.append(obs)
+    return {"calls": calls}
 
 
-def _device_model() -> nn.Module:
-    torch.manual_seed(3)
-    return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 2))
+def _device_model(sizes) -> nn.Module:
+    f, h, o = sizes
+    return nn.Sequential(nn.Linear(f, h), nn.BatchNorm1d(h), nn.ReLU(), nn.Linear(h, o))
 
 
-def to_device(mod, X, y, as_object=False):
-    """to_device(model, X, y, "meta"): where every parameter, buffer and tensor ended up."""
-    model = _device_model()
+def to_device(mod, X, y, sizes, as_object=False):
+    """to_device(model, X, y, "meta") on a model of `sizes`: where every parameter, buffer and tensor
+    ended up, with their shapes."""
+    model = _device_model(sizes)
     Xt, yt = _t(X), _t(y)
     device = torch.device("meta") if as_object else "meta"
     result = mod.to_device(model, Xt, yt, device)
@@ -256,6 +260,7 @@ def to_device(mod, X, y, as_object=False):
     obs["model_type"] = _tname(m)
     if isinstance(m, nn.Module):
         obs["params"] = {n: p.device.type for n, p in _named_parameters(m)}
+        obs["param_shapes"] = {n: list(p.shape) for n, p in _named_parameters(m)}
         obs["buffers"] = {n: b.device.type for n, b in _named_buffers(m)}
     for name, value in (("X", Xo), ("y", yo)):
         if isinstance(value, torch.Tensor):
@@ -267,7 +272,8 @@ def to_device(mod, X, y, as_object=False):
     if isinstance(m, nn.Module) and isinstance(Xo, torch.Tensor):
         try:
             m.eval()
-            obs["model_call"] = {"device": m(Xo).device.type}
+            out = m(Xo)
+            obs["model_call"] = {"device": out.device.type, "shape": list(out.shape)}
         except Exception as exc:
             obs["model_call"] = {"error": _exc(exc)}
     return obs
@@ -303,7 +309,7 @@ def train(mod, sizes, state, X, y, epochs, lr):
 
 
 def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):
-    """accuracy(model, X, y) on a model put in train mode before every call; then eval logits."""
+    """accuracy(model, X, y) on a model put in train mode before every call."""
     model = _grader_net(sizes, state, p_drop)
     Xt, yt = _t(X), _t(y)
     results = []
@@ -316,10 +322,7 @@ def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):
             value = mod.accuracy(model, Xt, yt)
         results.append({**_scalar(value), "graph_nodes": graph.nodes + sum(hooked)})
     handle.remove()
-    model.eval()
-    with torch.no_grad():
-        logits = model(Xt)
-    return {"results": results, "logits": logits.numpy().copy()}
+    return {"results": results}
 
 
 def tuned(mod):

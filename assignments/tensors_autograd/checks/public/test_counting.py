@@ -39,15 +39,29 @@ def check_growth(worker, i: int, o: int, h0: int, h1: int, want: int) -> None:
     fail("counting.growth", call=what, got=got, want=want)
 
 
+def count(i: int, h: int, o: int) -> int:
+    """fc1 = nn.Linear(i, h) and fc2 = nn.Linear(h, o): weights and biases."""
+    return h * i + h + o * h + o
+
+
+def hidden_sizes(gen, k: int, top: int) -> list[int]:
+    return [int(v) for v in gen.integers(1, top + 1, k)]
+
+
 @points(2)
-def test_lesson_count(worker, params):
-    """tinynet_count(3, 8, 2) == 50, the lesson's TinyNet"""
+def test_lesson_count(worker, params, challenge):
+    """tinynet_count(3, 8, 2) == 50, the lesson's TinyNet (and a TinyNet of hidden sizes)"""
     (i, h, o), want = params.counting.lesson
     check_count(worker, i, h, o, want)
+    i, h, o = hidden_sizes(challenge.rng("sizes"), 3, params.counting.max_size)
+    check_count(worker, i, h, o, count(i, h, o))
 
 
 @points(2)
-def test_lesson_growth(worker, params):
-    """growth(3, 2, 8, 32) == 144: hidden 8 -> 32 (the lesson's exercise 2)"""
+def test_lesson_growth(worker, params, challenge):
+    """growth(3, 2, 8, 32) == 144: hidden 8 -> 32 (the lesson's exercise 2), and growth of hidden sizes"""
     (i, o, h0, h1), want = params.counting.lesson_growth
     check_growth(worker, i, o, h0, h1, want)
+    i, o, h0, h1 = hidden_sizes(challenge.rng("sizes"), 4, params.counting.max_size)
+    h0, h1 = min(h0, h1), max(h0, h1) + 1  # growing, as in the exercise (shrinking: a hidden check)
+    check_growth(worker, i, o, h0, h1, count(i, h1, o) - count(i, h0, o))

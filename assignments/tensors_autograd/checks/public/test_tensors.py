@@ -11,15 +11,23 @@ from autograder.probe_calls import call
 from ..support import rng
 
 
-def check_shared(worker, arr: np.ndarray) -> None:
-    """share_numpy(arr) keeps dtype and shape and shares memory both ways, or fails."""
+def _writes(gen: np.random.Generator, arr: np.ndarray) -> np.ndarray:
+    if arr.dtype.kind in "iub":
+        return gen.integers(-1000, 1000, arr.shape).astype(arr.dtype)
+    return gen.normal(0, 10, arr.shape).astype(arr.dtype)
+
+
+def check_shared(worker, arr: np.ndarray, gen: np.random.Generator) -> None:
+    """share_numpy(arr) keeps dtype, shape and values and shares memory both ways, or fails. The values
+    written into each side are drawn from `gen` (hidden): seeing them on the other side needs one memory."""
     what = f"share_numpy(np.ndarray of {arr.dtype.name}, shape {fmt_shape(arr.shape)})"
-    write_numpy = (np.arange(arr.size).reshape(arr.shape) * 3 + 1).astype(arr.dtype)
-    write_tensor = (np.arange(arr.size).reshape(arr.shape) * 5 + 2).astype(arr.dtype)
+    write_numpy, write_tensor = _writes(gen, arr), _writes(gen, arr)
     obs = call(worker, "share_numpy", what, arr=arr, write_numpy=write_numpy, write_tensor=write_tensor)
     require_array(obs, what, arr.shape)
     if obs["dtype"] != arr.dtype.name:
         fail("tensors.share_dtype", call=what, got_dtype=obs["dtype"], want_dtype=arr.dtype.name)
+    if not np.array_equal(obs["values"], arr):
+        fail("tensors.share_values", call=what, error=describe(obs["values"], arr))
     if not np.array_equal(obs["after_numpy_write"], write_numpy):
         fail("tensors.share_copy", call=what, direction="a write into the array")
     if obs["tensor_write_error"] is not None or not np.array_equal(obs["after_tensor_write"], write_tensor):
@@ -55,10 +63,10 @@ def check_row_dots(worker, a: np.ndarray, b: np.ndarray, tol: float) -> None:
 
 
 @points(3)
-def test_share_numpy(worker, params):
+def test_share_numpy(worker, params, challenge):
     """share_numpy(arr) shares memory with arr both ways and keeps float64 as float64"""
     arr = rng(params.tensors.seed).normal(size=(3, 4))
-    check_shared(worker, arr)
+    check_shared(worker, arr, challenge.rng("writes"))
 
 
 @points(3)

@@ -7,7 +7,7 @@ import numpy as np
 from autograder.checks import fail, points
 from autograder.probe_calls import call, scalar_type
 
-from ..support import linear_state, toy_data
+from ..support import accuracy_range, cross_entropy, linear_state, logits, toy_data, varied_state
 
 GRAPH_HINTS = {"element 0 of tensors does not require grad": "training.no_graph_in_loop"}
 
@@ -16,7 +16,8 @@ def run_train(worker, params, epochs: int, lr: float, seed: int):
     T = params.training
     X, y = toy_data(T.toy_n, T.toy_seed)
     what = f"train(model, X, y, {epochs}, {lr})"
-    obs = call(worker, "train", what, GRAPH_HINTS, sizes=list(T.sizes), state=linear_state(seed, T.sizes),
+    state = linear_state(seed, T.sizes)
+    obs = call(worker, "train", what, GRAPH_HINTS, sizes=list(T.sizes), state=state,
                X=X, y=y, epochs=epochs, lr=lr)
     if obs["len"] is None:
         fail("training.losses_type", call=what, got_type=obs["type"])
@@ -25,40 +26,66 @@ def run_train(worker, params, epochs: int, lr: float, seed: int):
     bad = sorted({t for t in obs["types"] if t != "float"})
     if bad:
         fail("training.loss_item", call=what, types=", ".join(bad), graphs=obs["graphs"])
+    check_first_loss(obs["values"], state, X, y, what, params.tol.loss)
     return np.array(obs["values"], dtype=np.float64), what
 
 
+def check_first_loss(values: list, state, X, y, what: str, tol: float) -> None:
+    """The losses are the model's: the first is the cross-entropy at the (hidden) initial weights, which
+    every loop gives before its first step (a softmax before the loss is the trajectory check's to charge)."""
+    z = logits(state, X)
+    soft = np.exp(z - z.max(axis=1, keepdims=True))
+    wants = [cross_entropy(z, y), cross_entropy(soft / soft.sum(axis=1, keepdims=True), y)]
+    first = values[0] if values else None
+    if first is None or not any(abs(first - want) <= tol * max(1.0, want) for want in wants):
+        fail("training.first_loss", call=what, got=first, want=f"{wants[0]:.6f}")
+
+
 def run_accuracy(worker, params, seed: int, p_drop: float = 0.0, calls: int = 1):
+    """accuracy on the grader's model of hidden weights (`seed`); the eval accuracy those weights give,
+    computed here (the range that float32 rounding of near-ties allows), is what it must return."""
     T = params.training
     X, y = toy_data(T.toy_n, T.toy_seed)
     what = "accuracy(model, X, y)" + (f" on a model with Dropout({p_drop:g}) in train mode" if p_drop else "")
-    obs = call(worker, "accuracy", what, sizes=list(T.sizes), state=linear_state(seed, T.sizes), X=X, y=y,
+    state = varied_state(seed, T.sizes, X)
+    obs = call(worker, "accuracy", what, sizes=list(T.sizes), state=state, X=X, y=y,
                p_drop=p_drop, calls=calls)
     for r in obs["results"]:
         bad = scalar_type(r)
         if bad:
             fail("training.accuracy_not_float", call=what, got_type=bad)
-    want = float(np.mean(np.argmax(obs["logits"], axis=1) == y))
-    return obs, want, what
+    return obs, accuracy_range(state, X, y), what
+
+
+def accuracy_ok(got: float, want: tuple[float, float], tol: float) -> bool:
+    return want[0] - tol <= got <= want[1] + tol
+
+
+def show_want(want: tuple[float, float]) -> str:
+    return f"{want[0]:.6g}" if want[0] == want[1] else f"{want[0]:.6g} to {want[1]:.6g}"
 
 
 def check_accuracy(worker, params, seed: int) -> dict:
     obs, want, what = run_accuracy(worker, params, seed)
     got = obs["results"][0]["value"]
-    if not abs(got - want) <= params.tol.accuracy:
-        fail("training.accuracy_value", call=what, got=f"{got:.6g}", want=f"{want:.6g}")
+    if not accuracy_ok(got, want, params.tol.accuracy):
+        fail("training.accuracy_value", call=what, got=f"{got:.6g}", want=show_want(want))
     return obs
 
 
 @points(3)
 def test_losses_are_floats(worker, params):
-    """train(model, X, y, 4, 0.05) returns a list of 4 plain Python floats (loss.item())"""
+    """train(model, X, y, 4, 0.05) returns a list of 4 plain Python floats (loss.item())
+
+    From hidden initial weights: the first float must be the cross-entropy there."""
     run_train(worker, params, params.training.short_epochs, 0.05, params.training.init_seed)
 
 
 @points(3)
 def test_accuracy_value(worker, params):
-    """accuracy(model, X, y) is the float fraction of rows where model(X).argmax(1) == y"""
+    """accuracy(model, X, y) is the float fraction of rows where model(X).argmax(1) == y
+
+    Of a model of hidden weights, whose accuracy is computed here."""
     check_accuracy(worker, params, params.training.accuracy_seeds[0])
 
 
@@ -90,7 +117,12 @@ def test_tuned_form(worker, params):
 
 @points(2)
 def test_accuracy_no_graph(worker, params):
-    """accuracy builds no autograd graph (torch.no_grad()) and returns a float"""
-    obs, _, what = run_accuracy(worker, params, params.training.accuracy_seeds[1])
+    """accuracy builds no autograd graph (torch.no_grad()) and returns a float
+
+    The float must be the accuracy of the model's hidden weights (roughly: within one row)."""
+    obs, want, what = run_accuracy(worker, params, params.training.accuracy_seeds[1])
     if obs["results"][0]["graph_nodes"]:
         fail("training.accuracy_graph", call=what, nodes=obs["results"][0]["graph_nodes"])
+    got = obs["results"][0]["value"]
+    if not accuracy_ok(got, want, 1.0 / params.training.toy_n):
+        fail("training.accuracy_value", call=what, got=f"{got:.6g}", want=show_want(want))

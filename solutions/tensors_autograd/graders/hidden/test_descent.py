@@ -85,16 +85,22 @@ def test_trajectory_random(worker, params, n, steps, frac, seed, double):
 
 
 @points(2)
-def test_lr_and_steps_honoured(worker, params):
-    """fit_line(X, Y, lr=0.002, steps=7) on make_line() runs 7 steps of that lr (the reference's losses)"""
+def test_lr_and_steps_honoured(worker, params, challenge):
+    """fit_line(X, Y, lr=0.002, steps=7) on make_line() runs 7 steps of that lr (the reference's losses)
+
+    And a hidden lr and number of steps on make_line(n) of a hidden n."""
     X, Y = line_data(P.line_n)
     check_trajectory(worker, params, X, Y, P.honour_lr, P.honour_steps)
+    gen = challenge.rng("lr", "steps")
+    X, Y = line_data(int(gen.integers(3, 8)))
+    lr = round(float(gen.uniform(0.2, 0.9) / np.mean(X.astype(np.float64) ** 2)), 5)
+    check_trajectory(worker, params, X, Y, lr, int(gen.integers(3, 15)))
 
 
 @points(3)
 def test_sgd_random(worker, params):
     """sgd_step equals torch.optim.SGD's step for float32 and float64 tensors; grad None: left alone"""
-    gen = rng(P.seed + 1)
+    gen = rng(params.descent.seed + 1)
     for dtype, lr in ((np.float64, 0.37), (np.float32, 1.5), (np.float64, 1e-3)):
         shapes = [(2, 5), (5,), (3, 1, 2), ()]
         values = [gen.normal(size=s).astype(dtype) for s in shapes]
@@ -106,7 +112,7 @@ def test_sgd_random(worker, params):
 @points(3)
 def test_sgd_contract(worker, params):
     """After sgd_step the params are the same objects, still leaves that require grad; no graph was built"""
-    gen = rng(P.seed + 2)
+    gen = rng(params.descent.seed + 2)
     values = [gen.normal(size=(3, 3)), gen.normal(size=(3,))]
     grads = [gen.normal(size=(3, 3)), gen.normal(size=(3,))]
     obs = check_sgd(worker, params, values, grads, 0.05, [True, False])

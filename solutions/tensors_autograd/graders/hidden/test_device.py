@@ -11,11 +11,12 @@ from ..public.test_device import check_to_device, data
 
 
 @points(3)
-def test_dtypes_shapes_kept(worker, params):
+def test_dtypes_shapes_kept(worker, params, challenge):
     """to_device keeps X's and y's dtype and shape (float64 and float32 X, int64 y); model(X) runs"""
-    for seed, n, dtype, as_object in ((2, 5, np.float64, False), (3, 9, np.float32, True)):
-        X, y = data(seed, n, dtype)
-        obs = check_to_device(worker, X, y, as_object)
+    gen = challenge.rng("data")
+    for dtype, as_object in ((np.float64, False), (np.float32, True)):
+        sizes, X, y = data(gen, dtype)
+        obs = check_to_device(worker, sizes, X, y, as_object)
         what = "to_device(model, X, y, " + ('torch.device("meta"))' if as_object else '"meta")')
         for name, arr in (("X", X), ("y", y)):
             t = obs[name]
@@ -28,3 +29,6 @@ def test_dtypes_shapes_kept(worker, params):
         if dtype is np.float32 and (run is None or "error" in run):
             err = run["error"] if run else {"type": "?", "message": "no model or X returned"}
             fail("device.model_call", call=what, type=err["type"], message=err["message"][:200])
+        if dtype is np.float32 and run["shape"] != [X.shape[0], sizes[2]]:
+            fail("device.shape", call=what + " then model(X)", name="model(X)",
+                 got_shape=fmt_shape(run["shape"]), want_shape=fmt_shape((X.shape[0], sizes[2])))

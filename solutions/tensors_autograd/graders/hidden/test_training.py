@@ -8,7 +8,14 @@ import numpy as np
 
 from autograder.checks import fail, points
 
-from ..public.test_training import check_accuracy, run_accuracy, run_train, tuned_items
+from ..public.test_training import (
+    accuracy_ok,
+    check_accuracy,
+    run_accuracy,
+    run_train,
+    show_want,
+    tuned_items,
+)
 from ..support import linear_state, short, toy_data
 from ._loop import lesson_tinynet, train_as_lesson
 
@@ -57,9 +64,9 @@ def test_accuracy_dropout(worker, params):
     T = params.training
     obs, want, what = run_accuracy(worker, params, T.dropout_seed, p_drop=T.dropout_p, calls=2)
     got = [r["value"] for r in obs["results"]]
-    if any(abs(g - want) > params.tol.accuracy for g in got):
+    if not all(accuracy_ok(g, want, params.tol.accuracy) for g in got):
         fail("training.accuracy_train_mode", call=what, got=", ".join(f"{g:.6g}" for g in got),
-             want=f"{want:.6g}")
+             want=show_want(want))
 
 
 def tuned_accuracy(params, hidden: int, epochs: int, lr: float) -> float:

@@ -5,34 +5,67 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.checks import fail, points
+from autograder.compare import fmt_shape
 from autograder.probe_calls import call
 
-from ..support import rng
+
+def pattern(gen: np.random.Generator) -> list[bool]:
+    """A hidden sequence of answers of torch.cuda.is_available(), both answers in it: pick_device() is
+    called once under each, so only a function that asks at every call gives the matching devices."""
+    while True:
+        found = [bool(v) for v in gen.random(int(gen.integers(12, 21))) < 0.5]
+        if 4 <= sum(found) <= len(found) - 4:
+            return found
 
 
-def check_pick(worker, available: bool) -> None:
+def check_pick(worker, available: bool, answers: list[bool]) -> None:
+    """pick_device() under every answer of `answers`; judged where is_available() said `available`."""
     want = "cuda" if available else "cpu"
-    what = f"pick_device() while torch.cuda.is_available() is {available}"
-    obs = call(worker, "pick_device", what, available=available)
-    if obs["device_type"] is None:
-        fail("device.not_a_device", call=what, got=obs["repr"], got_type=obs["type"])
-    if obs["device_type"] != want:
-        fail("device.pick", call=what, got=obs["device_type"], want=want)
+    what = f"pick_device(), {len(answers)} calls while torch.cuda.is_available() changes"
+    obs = call(worker, "pick_device", what, pattern=answers)
+    if len(obs["calls"]) != len(answers):
+        fail("device.pick", call=what, got=f"{len(obs['calls'])} answers", want=f"{len(answers)} answers")
+    for k, (given, seen) in enumerate(zip(answers, obs["calls"], strict=True)):
+        if given is not available:
+            continue
+        at = f"pick_device() (call {k + 1} of {len(answers)}) while torch.cuda.is_available() is {given}"
+        if seen["device_type"] is None:
+            fail("device.not_a_device", call=at, got=seen["repr"], got_type=seen["type"])
+        if seen["device_type"] != want:
+            fail("device.pick", call=at, got=seen["device_type"], want=want)
 
 
-def data(seed: int, n: int = 6, x_dtype=np.float32):
-    gen = rng(seed)
-    return gen.normal(size=(n, 3)).astype(x_dtype), gen.integers(0, 2, n).astype(np.int64)
+def data(gen: np.random.Generator, x_dtype=np.float32):
+    """Hidden sizes (in, hidden, out) of the grader's model and hidden X (n, in), y (n,)."""
+    sizes = [int(gen.integers(2, 8)), int(gen.integers(2, 10)), int(gen.integers(1, 6))]
+    n = int(gen.integers(2, 12))
+    return sizes, gen.normal(size=(n, sizes[0])).astype(x_dtype), gen.integers(0, 2, n).astype(np.int64)
 
 
-def check_to_device(worker, X: np.ndarray, y: np.ndarray, as_object: bool = False) -> dict:
+def model_shapes(sizes: list[int]) -> dict[str, list[int]]:
+    """The parameters of nn.Sequential(Linear(f, h), BatchNorm1d(h), ReLU(), Linear(h, o))."""
+    f, h, o = sizes
+    return {"0.weight": [h, f], "0.bias": [h], "1.weight": [h], "1.bias": [h],
+            "3.weight": [o, h], "3.bias": [o]}
+
+
+def _show(shapes: dict[str, list[int]]) -> str:
+    return ", ".join(f"{k} {fmt_shape(v)}" for k, v in shapes.items()) or "none"
+
+
+def check_to_device(worker, sizes: list[int], X: np.ndarray, y: np.ndarray, as_object: bool = False) -> dict:
+    """Everything on meta; the model the one given (its hidden sizes), X and y of their shapes."""
     device = 'torch.device("meta")' if as_object else '"meta"'
     what = f"to_device(model, X, y, {device})"
-    obs = call(worker, "to_device", what, {"meta": "device.meta_error"}, X=X, y=y, as_object=as_object)
+    obs = call(worker, "to_device", what, {"meta": "device.meta_error"}, X=X, y=y, sizes=sizes,
+               as_object=as_object)
     if obs["len"] != 3:
         fail("device.triple", call=what, got_type=obs["type"], got_len=obs["len"])
     if "params" not in obs:
         fail("device.model_type", call=what, got_type=obs["model_type"])
+    want = model_shapes(sizes)
+    if obs["param_shapes"] != want:
+        fail("device.param_shapes", call=what, got=_show(obs["param_shapes"]), want=_show(want))
     for kind in ("params", "buffers"):
         off = [f"{n} on {d}" for n, d in obs[kind].items() if d != "meta"]
         if off:
@@ -43,23 +76,28 @@ def check_to_device(worker, X: np.ndarray, y: np.ndarray, as_object: bool = Fals
             fail("device.tensor_type", call=what, name=name, got_type=t["type"])
         if t["device"] != "meta":
             fail("device.tensor_not_moved", call=what, name=name, got=t["device"])
+    for name, arr in (("X", X), ("y", y)):
+        if tuple(obs[name]["shape"]) != arr.shape:
+            fail("device.shape", call=what, name=name, got_shape=fmt_shape(obs[name]["shape"]),
+                 want_shape=fmt_shape(arr.shape))
     return obs
 
 
 @points(2)
-def test_pick_cpu(worker, params):
-    """pick_device() gives "cpu" when torch.cuda.is_available() is False"""
-    check_pick(worker, False)
+def test_pick_cpu(worker, params, challenge):
+    """pick_device() gives "cpu" when torch.cuda.is_available() is False (at each of hidden calls)"""
+    check_pick(worker, False, pattern(challenge.rng("pattern")))
 
 
 @points(2)
-def test_pick_cuda(worker, params):
+def test_pick_cuda(worker, params, challenge):
     """pick_device() gives "cuda" when torch.cuda.is_available() is True (the grader pretends a GPU)"""
-    check_pick(worker, True)
+    check_pick(worker, True, pattern(challenge.rng("pattern")))
 
 
 @points(3)
-def test_to_meta(worker, params):
-    """to_device(model, X, y, "meta") puts every parameter, buffer, X and y on the meta device"""
-    X, y = data(1)
-    check_to_device(worker, X, y)
+def test_to_meta(worker, params, challenge):
+    """to_device(model, X, y, "meta") puts every parameter, buffer, X and y on the meta device
+
+    The model's sizes and X's rows are hidden: the shapes that come back must be theirs."""
+    check_to_device(worker, *data(challenge.rng("data")))
