@@ -32,7 +32,9 @@ def test_random_sizes(worker, params, challenge, i, h, o):
     """For random sizes, TinyNet(i, h, o) has fc1.weight (h, i), fc2.weight (o, h) and the right count
 
     The points rest on a run: hidden weights of those sizes, loaded by name, give fc2(relu(fc1(x)))."""
-    obs = structure(worker, (i, h, o), challenge)
+    # A third of the examples (the explicit one too) carry the challenge: one answered run is all a
+    # forged structure would need to compute, and each run costs a forward pass.
+    obs = structure(worker, (i, h, o), challenge if (i + h + o) % 3 == 0 else None)
     names = list(params.tinynet.names)
     if not obs["is_module"]:
         fail("tinynet.not_module", got_type=obs["model_type"])
@@ -49,7 +51,8 @@ def test_random_sizes(worker, params, challenge, i, h, o):
     count = h * i + h + o * h + o
     if obs["count"] != count:
         fail("tinynet.count", sizes=f"TinyNet({i}, {h}, {o})", got=obs["count"], want=count)
-    judge_challenge(obs, (i, h, o), params)
+    if obs["challenge"] is not None:
+        judge_challenge(obs, (i, h, o), params)
 
 
 def _forward_variants(state: dict[str, np.ndarray], x: np.ndarray) -> dict[str, np.ndarray]:

@@ -22,7 +22,7 @@ def buffers_in(params) -> tuple[np.ndarray, np.ndarray]:
 def structure(worker, params, challenge, buffers: bool = True) -> dict:
     """What DeliveryMLP(x_mean, x_std) registers, and the challenge: hidden weights (and, with
     `buffers`, hidden buffer values) loaded through its state_dict keys, the model run in eval mode
-    on hidden orders (also N = 1). Without `buffers` the model keeps the x_mean, x_std it was given."""
+    on hidden orders. Without `buffers` the model keeps the x_mean, x_std it was given."""
     dp = params.delivery
     x_mean, x_std = buffers_in(params)
     gen = challenge.rng(*dp.sizes)
@@ -31,7 +31,7 @@ def structure(worker, params, challenge, buffers: bool = True) -> dict:
     if buffers:
         sent["x_mean"] = state["x_mean"] = gen.uniform(-4, 8, x_mean.shape).astype(np.float32)
         sent["x_std"] = state["x_std"] = gen.uniform(0.5, 3, x_std.shape).astype(np.float32)
-    xs = [inputs(gen, 7, dp.sizes[0], scale=4.0), inputs(gen, 1, dp.sizes[0], scale=4.0)]
+    xs = [inputs(gen, 7, dp.sizes[0], scale=4.0)]
     obs = call(worker, "delivery_structure", WHAT, SUPER_HINT, x_mean=x_mean, x_std=x_std, state=sent, xs=xs)
     obs["expected"] = [delivery_outputs(state, [p for p, _, _ in dp.layers], x) for x in xs]
     obs["kept"] = () if buffers else dp.buffers
