@@ -63,7 +63,8 @@ def main() -> None:
         kits = {"before": load_kit(base_kit(args.base, tmp / "base")), "now": load_kit(ROOT)}
         times: dict[str, list[float]] = {name: [] for name in kits}
         for round_ in range(args.rounds):
-            for name, kit in kits.items():  # one pool at a time: both would claim the same worker slots
+            order = list(kits.items()) if round_ % 2 == 0 else list(kits.items())[::-1]  # no order bias
+            for name, kit in order:  # one pool at a time: both would claim the same worker slots
                 with GradingPool(kit, GradeOptions(sandbox=sandboxed), args.jobs) as pool:
                     grade_batch(kit, batch, tmp / f"warm-{name}-{round_}", pool=pool, regrade=True)
                     start = time.perf_counter()
@@ -72,9 +73,13 @@ def main() -> None:
     before, now = (statistics.median(times[name]) for name in ("before", "now"))
     print(f"{args.students} submissions, {args.jobs} jobs, {'sandboxed' if sandboxed else 'no sandbox'}, "
           f"{args.rounds} rounds alternating, median per submission:")
-    print(f"  graders of {args.base}: {before * 1000:.0f} ms")
-    print(f"  graders now:        {now * 1000:.0f} ms")
+    print(f"  graders of {args.base}: {before * 1000:.0f} ms  (rounds: {_ms(times['before'])})")
+    print(f"  graders now:        {now * 1000:.0f} ms  (rounds: {_ms(times['now'])})")
     print(f"  now / before: {now / before:.3f}x (goal <= 1.10x)")
+
+
+def _ms(values: list[float]) -> str:
+    return ", ".join(f"{v * 1000:.0f}" for v in values)
 
 
 if __name__ == "__main__":

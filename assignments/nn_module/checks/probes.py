@@ -495,7 +495,7 @@ def containers_twohead(mod, x, state=None, xs=(), heads=()):
 def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=(), challenges=None, heads=()):
     """After .double(): the dtype of every parameter (registered or not) and of the outputs; also
     for FixedMLP of `more_sizes` (other depths), reported as "FixedMLP([...])". With `challenges`
-    (one [state, xs] per model, float64), the challenge run on each converted model too."""
+    ([state, xs] for the first models, float64), the challenge run on those converted models too."""
     report = {}
     cases = [("FixedMLP", mod.FixedMLP(list(fixed_sizes)), x_fixed), ("TwoHead", mod.TwoHead(), x_two)]
     cases += [(f"FixedMLP({list(sizes)})", mod.FixedMLP(list(sizes)), np.ones((2, sizes[0]), np.float32))
@@ -511,7 +511,7 @@ def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=(), challenge
             "out_dtypes": [str(o.dtype).replace("torch.", "") if type(o) is torch.Tensor else _tname(o)
                            for o in outs],
         }
-        if challenges is not None:
+        if challenges is not None and k < len(challenges):
             state, xs = challenges[k]
             named = list(heads) if name == "TwoHead" else []
             report[name]["challenge"] = _challenge(model, state, xs, heads=named)
@@ -663,7 +663,7 @@ def _good_load(fn, good):
     """`fn` (load_weights or load_partial) on a file of the grader's `good` weights that fits the
     model exactly: what the model holds afterwards (a loader that refuses everything shows here)."""
     path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
-    torch.save(_ckpt_loaded(good).state_dict(), path)
+    torch.save(OrderedDict(_state(good)), path)  # a state_dict's tensors, without building a model
     torch.manual_seed(24680)
     model = _ckpt_model()  # fresh random weights, default buffers: nothing of `good` until loaded
     try:

@@ -108,8 +108,9 @@ def test_double_reaches_every_layer(worker, params, challenge):
     x_two = np.ones((2, cp.in_features), dtype=np.float32)
     more = [list(s) for s in cp.forward_sizes if tuple(s) != tuple(cp.sizes)]
     gen = challenge.rng(*cp.sizes)
+    # FixedMLP and TwoHead carry a run each (one is what a forged dtype cannot answer; each costs a
+    # forward pass); the other depths are judged by their dtypes.
     layers = [fixedmlp_layers(cp.sizes), twohead_layers(cp.in_features, cp.body, cp.heads)]
-    layers += [fixedmlp_layers(sizes) for sizes in more]
     cases = [[finer(gen, linear_state(gen, found)), [finer(gen, {"x": inputs(gen, 3, found[0][1])})["x"]]]
              for found in layers]
     obs = call(worker, "containers_double", "model.double()(x)", DOUBLE_HINT,
@@ -122,7 +123,7 @@ def test_double_reaches_every_layer(worker, params, challenge):
                  outputs=report["out_dtypes"])
     # The points rest on runs: float64 weights only the grader knows, loaded after .double(), give
     # each model's output to float64 precision (a layer left in float32 cannot).
-    for (model, report), found, (state, xs) in zip(obs.items(), layers, cases, strict=True):
+    for (model, report), found, (state, xs) in zip(list(obs.items())[:2], layers, cases, strict=True):
         if model == "TwoHead":
             wants = [w for x in xs for w in twohead_outputs(state, cp.heads, x)]
             keys = twohead_keys(params)
