@@ -8,6 +8,9 @@ from typing import Any, NoReturn, Protocol
 
 CheckFunction = Callable[..., None]
 POINTS_ATTR = "__autograder_points__"
+# The instructor's random key, under graders/: what every hidden challenge input is drawn from
+# (autograder/grading/challenge.py). `hidden/` never reaches students; `autograder new` writes one.
+CHALLENGE_KEY = "hidden/challenge.key"
 
 
 class TaskSession(Protocol):

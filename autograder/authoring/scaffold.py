@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import keyword
 import re
+import secrets
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
+from autograder.checks import CHALLENGE_KEY
 from autograder.errors import ConfigError
 from autograder.submissions.files import shadowed_names
 
@@ -115,6 +117,7 @@ def scaffold_assignment(kit_root: Path, assignment_id: str, tasks: list[str], ti
         raise ConfigError(f"{folder} (or assignments/{assignment_id}) already exists: pick a new id "
                           "or move the folder away")
     section = files.pop("grading.toml")
+    files[f"graders/{CHALLENGE_KEY}"] = secrets.token_hex(32) + "\n"  # its own, never a template's
     text = toml_path.read_text(encoding="utf-8")
     merged = text + ("" if text.endswith("\n") else "\n") + section
     tomllib.loads(merged)  # the appended section must leave grading.toml valid before anything is written

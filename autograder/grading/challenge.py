@@ -4,10 +4,10 @@
 # submission that gets past the worker's integrity check: it follows from public facts. A check
 # therefore also gives the student's code inputs nobody can know in advance (random weights loaded
 # through the names it reports, random inputs) and compares what comes back with the reference, here.
-# The inputs are a function of a secret made from every file of the graders folder: the instructor's
-# includes the hidden checks and references, which no student has, so a student's own `autograder
-# check` draws other inputs than the instructor's grading does; and a grading repeats exactly
-# (same graders, same inputs), on any machine holding the same graders (a cluster node, Gradescope).
+# The inputs are a function of a secret: the instructor's key in graders/hidden/ (which no student
+# has; without one, every file of the graders folder), so a student's own `autograder check` draws
+# other inputs than the instructor's grading does; and a grading repeats exactly (same graders,
+# same inputs), on any machine holding the same graders (a cluster node, Gradescope).
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autograder.checks import CHALLENGE_KEY
+
 SKIPPED_PARTS = ("__pycache__",)
 SKIPPED_SUFFIXES = (".pyc", ".pyo")
 _DOMAIN = b"autograder-challenge-v1\0"  # never the grader digest that results.json shows
@@ -26,9 +28,16 @@ SEED_FIELD = re.compile(r"(^|_)seeds?$")  # `seed`, `init_seed`, `accuracy_seeds
 
 
 def graders_secret(folder: Path) -> bytes:
-    """32 bytes from every file of the graders folder (names and contents; caches and dotfiles left out)."""
+    """32 bytes from the graders' challenge key (graders/hidden/challenge.key), or, without one (a
+    student's checks folder, an assignment that has none yet), from every file of the folder (names
+    and contents; caches and dotfiles left out). The key keeps the hidden inputs as they are while
+    the graders are edited (a message reworded must not redraw every input)."""
     digest = hashlib.sha256(_DOMAIN)
     root = folder.resolve()
+    key = root / CHALLENGE_KEY
+    if key.is_file():
+        digest.update(b"key\0" + key.read_bytes().strip())
+        return digest.digest()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root)
         if any(part in SKIPPED_PARTS or part.startswith(".") for part in rel.parts):

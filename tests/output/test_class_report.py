@@ -126,9 +126,10 @@ def test_sample_class_results_are_byte_for_byte_as_recorded(graded_sample):
     First recorded with the engine before it was reorganised into subpackages (issue #13: identical),
     recorded again when the graders checked every property on every path (issue #19: maya, nusrat
     and rahim each lose one check for a real mistake on a path not checked before), and again when
-    every check's inputs came from the graders' secret (issue #20: the same verdicts with other
-    numbers in the feedback; rahim's loop without zero_grad reaches accuracy 0.90 from the hidden
-    initial weights, 0.89 from seed 0; the trajectory check still names his mistake). The provenance
+    every check's inputs came from the graders' challenge key (issue #20: the same verdicts with
+    other numbers in the feedback; rahim's loop without zero_grad reaches accuracy 0.90 from the
+    hidden initial weights, 0.89 from seed 0; the trajectory check still names his mistake). The
+    key keeps the inputs when other grader files change. The provenance
     block the ledger adds is taken out before comparing; a change to the graders
     or the sample class that changes a score or a word of feedback must re-record them
     (copy OUT/<student>/results.json here with "execution_time": 0) and say why in its commit."""
