@@ -67,6 +67,11 @@ class Challenge:
 
         return np.random.default_rng(self.seed(*labels))
 
+    def shared(self, name: str) -> Challenge:
+        """The same secret under `name` instead of the check's id: checks of a task that ask the
+        same question (a structure and its run) draw the same inputs, so they can share one answer."""
+        return Challenge(self.secret, name)
+
     def __repr__(self) -> str:  # hypothesis prints a check's arguments: never the secret
         return "challenge"
 

@@ -7,7 +7,7 @@ import numpy as np
 from autograder.checks import fail, points
 from autograder.compare import fmt_shape
 
-from ..challenges import delivery_outputs, finer, inputs, judge_output, linear_state
+from ..challenges import delivery_outputs, finer, inputs, judge_output, linear_state, once_per_task
 from ..support import call
 
 SUPER_HINT = {"Module.__init__() call": "delivery.super_init"}
@@ -25,14 +25,16 @@ def structure(worker, params, challenge, buffers: bool = True) -> dict:
     on hidden orders. Without `buffers` the model keeps the x_mean, x_std it was given."""
     dp = params.delivery
     x_mean, x_std = buffers_in(params)
-    gen = challenge.rng(*dp.sizes)
+    # buffers and state_dict_keys share one run (and parameter_count, without buffers, another)
+    gen = challenge.shared(f"delivery.structure.{buffers}").rng(*dp.sizes)
     sent = linear_state(gen, dp.layers)
     state = {**sent, "x_mean": x_mean, "x_std": x_std}
     if buffers:
         sent["x_mean"] = state["x_mean"] = gen.uniform(-4, 8, x_mean.shape).astype(np.float32)
         sent["x_std"] = state["x_std"] = gen.uniform(0.5, 3, x_std.shape).astype(np.float32)
     xs = [inputs(gen, 7, dp.sizes[0], scale=4.0)]
-    obs = call(worker, "delivery_structure", WHAT, SUPER_HINT, x_mean=x_mean, x_std=x_std, state=sent, xs=xs)
+    obs = once_per_task(worker, ("delivery_structure", buffers), lambda: call(
+        worker, "delivery_structure", WHAT, SUPER_HINT, x_mean=x_mean, x_std=x_std, state=sent, xs=xs))
     obs["expected"] = [delivery_outputs(state, [p for p, _, _ in dp.layers], x) for x in xs]
     obs["kept"] = () if buffers else dp.buffers
     return obs

@@ -7,7 +7,7 @@ import numpy as np
 from autograder.checks import fail, points
 from autograder.compare import close, fmt_shape
 
-from ..challenges import inputs, judge_output, linear_state, tinynet_outputs
+from ..challenges import inputs, judge_output, linear_state, once_per_task, tinynet_outputs
 from ..support import call, toy_data
 
 SUPER_HINT = {"Module.__init__() call": "tinynet.super_init"}
@@ -20,11 +20,12 @@ def structure(worker, sizes, challenge) -> dict:
     if challenge is None:
         return call(worker, "tinynet_structure", f"TinyNet{tuple(sizes)}", SUPER_HINT,
                     in_features=i, hidden=h, out_features=o)
-    gen = challenge.rng(*sizes)
+    gen = challenge.shared("tinynet.structure").rng(*sizes)  # registration and weight_shapes share it
     state = linear_state(gen, [("fc1", i, h), ("fc2", h, o)])
     xs = [inputs(gen, 6, i)]
-    obs = call(worker, "tinynet_structure", f"TinyNet{tuple(sizes)}", SUPER_HINT,
-               in_features=i, hidden=h, out_features=o, state=state, xs=xs)
+    obs = once_per_task(worker, ("tinynet_structure", tuple(sizes)), lambda: call(
+        worker, "tinynet_structure", f"TinyNet{tuple(sizes)}", SUPER_HINT,
+        in_features=i, hidden=h, out_features=o, state=state, xs=xs))
     obs["expected"] = [tinynet_outputs(state, x) for x in xs]
     return obs
 
