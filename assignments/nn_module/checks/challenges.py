@@ -11,8 +11,9 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -21,18 +22,32 @@ import numpy as np
 from autograder.checks import fail
 from autograder.compare import close, describe, fmt_shape
 
-from .support import fail_if_not_implemented, load_problem, raised_name, relu
+from .support import call, fail_if_not_implemented, load_problem, raised_name, relu
 
 _ANSWERS: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
 
-def once_per_task(worker: Any, key: Any, ask: Callable[[], dict]) -> dict:
-    """`ask()` once per task session for `key`: the checks of a task that ask the same question with
-    the same (shared) hidden inputs get a copy of one answer instead of each paying for a run."""
+def once_per_task(worker: Any, probe: str, what: str, hints: Mapping[str, str] | None = None,
+                  **inputs: Any) -> dict:
+    """`call(worker, probe, ...)` once per task session for the very same inputs: the checks of a task
+    that ask the same question with the same (shared) hidden inputs get a copy of one answer instead
+    of each paying for a run. (An exam's second judging, with another variant's numbers, asks anew.)"""
     answers = _ANSWERS.setdefault(worker, {})
-    if key not in answers:
-        answers[key] = ask()  # a failure is not kept: the next check asks again, and fails the same way
+    key = hashlib.sha256(repr((probe, _plain(inputs))).encode()).hexdigest()
+    if key not in answers:  # a failure is not kept: the next check asks again, and fails the same way
+        answers[key] = call(worker, probe, what, hints, **inputs)
     return copy.deepcopy(answers[key])
+
+
+def _plain(value: Any) -> Any:
+    """`value` with every array spelled out in full (repr would abbreviate a large one)."""
+    if isinstance(value, np.ndarray):
+        return ("array", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _plain(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_plain(v) for v in value)
+    return value
 
 
 def linear_state(gen: np.random.Generator, layers: Sequence[tuple[str, int, int]],

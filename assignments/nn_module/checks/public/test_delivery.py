@@ -33,8 +33,8 @@ def structure(worker, params, challenge, buffers: bool = True) -> dict:
         sent["x_mean"] = state["x_mean"] = gen.uniform(-4, 8, x_mean.shape).astype(np.float32)
         sent["x_std"] = state["x_std"] = gen.uniform(0.5, 3, x_std.shape).astype(np.float32)
     xs = [inputs(gen, 7, dp.sizes[0], scale=4.0)]
-    obs = once_per_task(worker, ("delivery_structure", buffers), lambda: call(
-        worker, "delivery_structure", WHAT, SUPER_HINT, x_mean=x_mean, x_std=x_std, state=sent, xs=xs))
+    obs = once_per_task(worker, "delivery_structure", WHAT, SUPER_HINT, x_mean=x_mean, x_std=x_std,
+                        state=sent, xs=xs)
     obs["expected"] = [delivery_outputs(state, [p for p, _, _ in dp.layers], x) for x in xs]
     obs["kept"] = () if buffers else dp.buffers
     return obs

@@ -23,9 +23,8 @@ def structure(worker, sizes, challenge) -> dict:
     gen = challenge.shared("tinynet.structure").rng(*sizes)  # registration and weight_shapes share it
     state = linear_state(gen, [("fc1", i, h), ("fc2", h, o)])
     xs = [inputs(gen, 6, i)]
-    obs = once_per_task(worker, ("tinynet_structure", tuple(sizes)), lambda: call(
-        worker, "tinynet_structure", f"TinyNet{tuple(sizes)}", SUPER_HINT,
-        in_features=i, hidden=h, out_features=o, state=state, xs=xs))
+    obs = once_per_task(worker, "tinynet_structure", f"TinyNet{tuple(sizes)}", SUPER_HINT,
+                        in_features=i, hidden=h, out_features=o, state=state, xs=xs)
     obs["expected"] = [tinynet_outputs(state, x) for x in xs]
     return obs
 
