@@ -9,8 +9,15 @@ import numpy as np
 from autograder.checks import fail, points
 from autograder.compare import close, describe, require_array
 
-from ..public.test_numpy_forward import FORWARD_HINT, FORWARD_KEYS, delivery_state, orders, run_linear
-from ..support import call, raised_error, relu, rng
+from ..public.test_numpy_forward import (
+    FORWARD_HINT,
+    FORWARD_KEYS,
+    delivery_state,
+    forward_variants,
+    orders,
+    run_linear,
+)
+from ..support import call, raised_error, rng
 from . import _ref
 
 ARRAY = ("ndarray",)
@@ -41,17 +48,6 @@ def reference(params, n: int) -> np.ndarray:
         return model(torch.from_numpy(orders(P.input_seed + n, n))).numpy()
 
 
-def _variant(params, n: int, standardize: bool, relu_head: bool) -> np.ndarray:
-    P = params.numpy_forward
-    s = delivery_state(P.state_seed, layers=params.delivery.layers)
-    x = orders(P.input_seed + n, n)
-    z = (x - s["x_mean"]) / s["x_std"] if standardize else x
-    h = relu(z @ s["hidden.0.weight"].T + s["hidden.0.bias"])
-    h = relu(h @ s["hidden.3.weight"].T + s["hidden.3.bias"])
-    out = h @ s["head.weight"].T + s["head.bias"]
-    return (relu(out) if relu_head else out)[:, 0]
-
-
 @points(4)
 def test_matches_torch_float64(worker, params):
     """delivery_forward equals DeliveryMLP.double() in eval mode within 1e-12, on random weights and orders
@@ -80,8 +76,10 @@ def test_matches_torch_float64(worker, params):
             continue
         if close(got, want, tol):
             continue
-        if close(got, _variant(params, n, False, False), 1e-9):
+        slips = forward_variants(delivery_state(P.state_seed, layers=params.delivery.layers),
+                                 orders(P.input_seed + n, n))
+        if close(got, slips["no_standardize"], 1e-9):
             fail("numpy_forward.no_standardize", call=what)
-        if close(got, _variant(params, n, True, True), 1e-9):
+        if close(got, slips["relu_head"], 1e-9):
             fail("numpy_forward.relu_head", call=what)
         fail("numpy_forward.values", call=what, error=describe(got, want), tol=f"{tol:g}")
