@@ -53,7 +53,7 @@ allow_unverified_option = click.option(
 
 def require_verified(out: Path, allow: bool) -> None:
     """Refuse to send on grades whose signatures do not hold (a hand-edited score), unless allowed."""
-    from autograder.output.signing import load_key
+    from autograder.ledger.signing import load_key
     from autograder.output.verify import verify_out
 
     report = verify_out(out, load_key(create=False))

@@ -20,7 +20,6 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from autograder.errors import AutograderError
-from autograder.output import signing
 from autograder.platforms.lti.keys import load_private_key, public_jwk
 from autograder.service import instructor_pages, lti_launch, student_pages
 from autograder.service.inbox import Inbox
@@ -65,7 +64,7 @@ def build_state(settings: ServiceSettings) -> ServiceState:
     """Open the ledger, start the warm pool and the grading queue (which grades what a stopped
     server left queued), and the passback when a platform is configured."""
     from autograder.exam.plan import plan_for
-    from autograder.output.gradebook import Gradebook
+    from autograder.ledger.book import Gradebook
 
     check_demo(settings)
     settings.data.mkdir(parents=True, exist_ok=True)
@@ -75,7 +74,7 @@ def build_state(settings: ServiceSettings) -> ServiceState:
     inbox = Inbox(Gradebook(settings.gradebook))
     passback = Passback(settings.launch, settings.gradebook) if settings.launch is not None else None
     queue = GradingQueue(settings.kit, inbox, jobs=settings.jobs, sandbox=settings.sandbox,
-                         lang=settings.lang, signing_key=signing.load_key(settings.kit.root),
+                         lang=settings.lang, signing_key=inbox.book.signing_key(settings.kit.root),
                          on_graded=passback.graded if passback is not None else None)
     nonces = sqlite3.connect(settings.gradebook, timeout=60.0, check_same_thread=False)
     rate = UploadRate(settings.limits.uploads_per_minute)

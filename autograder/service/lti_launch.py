@@ -22,6 +22,7 @@ from pylti1p3.tool_config import ToolConfDict
 
 from autograder.platforms.lti.errors import LtiError
 from autograder.service.settings import LaunchConfig
+from autograder.submissions.students import student_id
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
@@ -144,7 +145,7 @@ def _identify(data: dict[str, Any], config: LaunchConfig, known: set[str]) -> La
     ags = data.get(AGS_CLAIM) or {}
     lineitem = str(ags.get("lineitem") or "") if isinstance(ags, dict) else ""
     name = str(data.get("name") or data.get("given_name") or student or sub)
-    return Launch(student or sub, sub, name, assignment, language_of(locale),
+    return Launch(student_id(student or sub), sub, name, assignment, language_of(locale),
                   any(r.endswith(STAFF_ROLES) for r in roles), lineitem)
 
 

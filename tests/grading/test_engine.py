@@ -20,7 +20,7 @@ from autograder.config import Kit
 from autograder.errors import WorkerProtocolError
 from autograder.grading.grader import Grader
 from autograder.grading.options import GradeOptions
-from autograder.output.gradebook import Gradebook
+from autograder.ledger.book import Gradebook
 
 TOP_KEYS = {
     "score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",

@@ -19,7 +19,7 @@ import autograder
 from autograder.cli.export import export
 from autograder.config import Assignment, Kit
 from autograder.grading.results import SubmissionResult
-from autograder.output.gradebook import Gradebook
+from autograder.ledger.book import Gradebook
 from autograder.platforms.canvas import write_canvas
 from autograder.platforms.export_files import ExportError, meta_path
 from autograder.platforms.junit import write_junit, write_junit_all

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from autograder.cli.export import export
 from autograder.config import Assignment, Kit
-from autograder.output.gradebook import Gradebook
+from autograder.ledger.book import Gradebook
+from autograder.ledger.signing import load_key
 from autograder.output.reports import grades_rows, write_class
-from autograder.output.signing import load_key
 from autograder.output.spreadsheet import formula_like, original_cell, safe_cell
 from autograder.output.verify import verify_out
 from autograder.platforms.canvas import write_canvas

@@ -25,8 +25,8 @@ from pathlib import Path
 import requests
 
 from autograder.grading.results import SubmissionResult
-from autograder.output.gradebook import Gradebook, find_gradebook
-from autograder.output.publish_log import PublishLog, iso_timestamp
+from autograder.ledger.book import Gradebook, find_gradebook
+from autograder.ledger.publish_log import PublishLog, iso_timestamp
 from autograder.platforms.lti.ags import AgsClient, RetryPolicy, platform_message
 from autograder.platforms.lti.config import PlatformConfig
 from autograder.platforms.lti.errors import AuthRejected, LtiError, PlatformUnavailable, TokenRefused
@@ -111,7 +111,7 @@ def publish_lti(
         results = book.current(aid)
         if not results:
             raise LtiError(f"{book.path} holds no graded submissions of assignment {aid!r}")
-        log = PublishLog(book, create=not dry_run)  # a dry run writes nothing, not even the table
+        log = PublishLog(book)
         report = publish_scores(client, log, config, results, aid, _user_ids(client, config, roster), dry_run)
         report.token_requests = client.token_requests
         return report
