@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from autograder.ledger import schema
 from autograder.ledger.book import Gradebook
 
 STATUSES = ("sent", "refused", "pending")
@@ -56,8 +57,12 @@ class PublishRow:
 class PublishLog:
     """Table lti_publishes in the gradebook's SQLite file: one row per publish of a student's score."""
 
-    def __init__(self, book: Gradebook):
-        self.db = book.db  # the table is the ledger's (schema.py): opening the gradebook made it
+    def __init__(self, book: Gradebook, create: bool = True):
+        self.db = book.db
+        if create:  # made on first use (its DDL is the ledger's, schema.py): a dry run writes nothing
+            with self.db:
+                for statement in schema.statements(schema.PUBLISHES):
+                    self.db.execute(statement)
 
     @property
     def exists(self) -> bool:

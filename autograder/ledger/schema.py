@@ -116,7 +116,7 @@ def prepare(db: sqlite3.Connection) -> None:
         if found > SCHEMA_VERSION:
             raise LedgerError(f"this gradebook is at schema {found}, made by a newer torch-autograder than "
                               f"this one (schema {SCHEMA_VERSION}): upgrade the kit to read or write it")
-        for statement in statements(GRADINGS, LOG, CLAIMS, PUBLISHES):
+        for statement in statements(GRADINGS, LOG, CLAIMS):  # lti_publishes: on first use (publish_log.py)
             db.execute(statement)
         if found < SCHEMA_VERSION:
             _upgrade(db)

@@ -73,8 +73,10 @@ def verify_out(out: Path, key: bytes) -> VerifyReport:
         problems += _results_json(key, path, current if found else None)
     grades = folder / "grades.csv"
     if grades.is_file():
-        checked += 1
-        problems += _grades_csv(grades, current if found else None)
+        with grades.open(newline="", encoding="utf-8") as handle:
+            lines = list(csv.DictReader(handle))
+        checked += len(lines)
+        problems += _grades_csv(grades.name, lines, current if found else None)
     entries, head, kid = (found.entries, found.head, found.key_id) if found else (0, (0, ""), "")
     return VerifyReport(checked, tuple(problems), entries, head, kid)
 
@@ -146,19 +148,17 @@ def _results_json(key: bytes, path: Path, current: Current | None) -> list[Probl
     return []
 
 
-def _grades_csv(path: Path, current: Current | None) -> list[Problem]:
+def _grades_csv(name: str, lines: list[dict[str, str]], current: Current | None) -> list[Problem]:
     """Each row shows its student's current grade exactly; each current student has one row."""
-    with path.open(newline="", encoding="utf-8") as handle:
-        lines = list(csv.DictReader(handle))
     if current is None:
-        return [Problem(path.name, "", "no gradebook beside it to hold its rows against")] if lines else []
+        return [Problem(name, "", "no gradebook beside it to hold its rows against")] if lines else []
     by_student: dict[str, list[tuple[str, GradebookRow]]] = defaultdict(list)
     for (assignment, student), row in current.items():
         by_student[student].append((assignment, row))
     problems: list[Problem] = []
     shown: dict[str, set[str]] = defaultdict(set)  # assignment -> students with a row
     for number, line in enumerate(lines, start=2):
-        place = f"{path.name} line {number}"
+        place = f"{name} line {number}"
         student = original_cell(line.get("student") or "")  # grades.csv makes formula-like ids inert
         candidates = by_student.get(student, [])
         if not candidates:
@@ -175,7 +175,7 @@ def _grades_csv(path: Path, current: Current | None) -> list[Problem]:
     for assignment, students in shown.items():
         for (of, student), _ in sorted(current.items()):
             if of == assignment and student not in students:
-                problems.append(Problem(path.name, student, "no row for this student, whose current grade "
+                problems.append(Problem(name, student, "no row for this student, whose current grade "
                                                             "the ledger holds"))
     return problems
 

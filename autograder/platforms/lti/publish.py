@@ -111,7 +111,7 @@ def publish_lti(
         results = book.current(aid)
         if not results:
             raise LtiError(f"{book.path} holds no graded submissions of assignment {aid!r}")
-        log = PublishLog(book)
+        log = PublishLog(book, create=not dry_run)  # a dry run writes nothing, not even the table
         report = publish_scores(client, log, config, results, aid, _user_ids(client, config, roster), dry_run)
         report.token_requests = client.token_requests
         return report
