@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.grading.results import result_from_dict
+from autograder.grading.results import SubmissionResult, result_from_dict
 from autograder.ledger import schema, signing
 from autograder.ledger.audit import Audit, Problem, audit
 from autograder.ledger.book import Gradebook, GradebookRow, find_gradebook
@@ -65,9 +65,9 @@ def verify_out(out: Path, key: bytes) -> VerifyReport:
     if found is not None and not found.usable:  # another key, or no log: nothing can be held to it
         return VerifyReport(checked, tuple(problems), found.entries, found.head, found.key_id)
     current = found.current if found else {}
-    if found is not None:
-        for row in current.values():
-            problems += _row_signature(key, book_path.name, row)
+    parsed = {row.id: _parsed(row) for row in current.values()}  # each stored result read once
+    for row in current.values():
+        problems += _row_signature(key, book_path.name, row, parsed[row.id])
     for path in sorted(folder.glob("*/results.json")):
         checked += 1
         problems += _results_json(key, path, current if found else None)
@@ -76,7 +76,7 @@ def verify_out(out: Path, key: bytes) -> VerifyReport:
         with grades.open(newline="", encoding="utf-8") as handle:
             lines = list(csv.DictReader(handle))
         checked += len(lines)
-        problems += _grades_csv(grades.name, lines, current if found else None)
+        problems += _grades_csv(grades.name, lines, current if found else None, parsed)
     entries, head, kid = (found.entries, found.head, found.key_id) if found else (0, (0, ""), "")
     return VerifyReport(checked, tuple(problems), entries, head, kid)
 
@@ -95,13 +95,20 @@ def _ledger(path: Path, key: bytes) -> Audit:
         book.close()
 
 
-def _row_signature(key: bytes, place: str, row: GradebookRow) -> list[Problem]:
+def _parsed(row: GradebookRow) -> SubmissionResult | str:
+    """The row's stored result, or why it cannot be read."""
+    try:
+        return result_from_dict(json.loads(row.result))
+    except (ValueError, KeyError, TypeError) as exc:
+        return f"unreadable result ({exc})"
+
+
+def _row_signature(key: bytes, place: str, row: GradebookRow,
+                   result: SubmissionResult | str) -> list[Problem]:
     """A current row's stored result carries a signature that holds over its checks' points."""
     where = f"{place} row {row.id}"
-    try:
-        result = result_from_dict(json.loads(row.result))
-    except (ValueError, KeyError, TypeError) as exc:
-        return [Problem(where, row.student, f"unreadable result ({exc})")]
+    if isinstance(result, str):
+        return [Problem(where, row.student, result)]
     text = signing.result_text(result, row.submission_sha256, row.grader_digest)
     if not row.signature:
         return [Problem(where, row.student, NOT_SIGNED)]
@@ -148,7 +155,8 @@ def _results_json(key: bytes, path: Path, current: Current | None) -> list[Probl
     return []
 
 
-def _grades_csv(name: str, lines: list[dict[str, str]], current: Current | None) -> list[Problem]:
+def _grades_csv(name: str, lines: list[dict[str, str]], current: Current | None,
+                parsed: dict[int, SubmissionResult | str]) -> list[Problem]:
     """Each row shows its student's current grade exactly; each current student has one row."""
     if current is None:
         return [Problem(name, "", "no gradebook beside it to hold its rows against")] if lines else []
@@ -164,7 +172,8 @@ def _grades_csv(name: str, lines: list[dict[str, str]], current: Current | None)
         if not candidates:
             problems.append(Problem(place, student, "the ledger holds no current grade of this student"))
             continue
-        differences = [(assignment, _differences(line, row)) for assignment, row in candidates]
+        differences = [(assignment, _differences(line, row, parsed[row.id]))
+                       for assignment, row in candidates]
         assignment, differ = min(differences, key=lambda d: len(d[1]))
         if differ:
             problems.append(Problem(place, student, "does not show the student's current grade: "
@@ -180,11 +189,10 @@ def _grades_csv(name: str, lines: list[dict[str, str]], current: Current | None)
     return problems
 
 
-def _differences(line: dict[str, str], row: GradebookRow) -> list[str]:
-    try:
-        cells = grade_cells(result_from_dict(json.loads(row.result)))
-    except (ValueError, KeyError, TypeError):
+def _differences(line: dict[str, str], row: GradebookRow, result: SubmissionResult | str) -> list[str]:
+    if isinstance(result, str):
         return [f"the ledger's row {row.id} is unreadable"]
+    cells = grade_cells(result)
     cells.update({column: str(getattr(row, column)) for column in PROVENANCE_COLUMNS})
     found = []
     for column, value in line.items():
