@@ -204,10 +204,10 @@ def new(assignment_id: str, task_list: str, title: str, kit_dir: Path | None) ->
 @friendly
 def verify(out: Path) -> None:
     """Check that every score in OUT (results.json, grades.csv, the gradebook) matches its signature."""
-    from autograder.ledger.signing import load_key
+    from autograder.cli.common import verifying_key
     from autograder.output.verify import verify_out
 
-    report = verify_out(out, load_key(create=False))
+    report = verify_out(out, verifying_key(out))
     for line in report.lines():
         click.echo(line)
     if report.entries:

@@ -214,6 +214,9 @@ def test_grade_refuses_a_new_or_another_key_where_the_ledger_is_signed(out, tmp_
     with pytest.raises(ConfigError, match=f"signed with key id {expected}: set {KEY_ENV}="):
         grade_batch(kit, empty, out, options=GradeOptions(sandbox=False))
     assert not gone.exists()  # no new key was made
+    checked = CliRunner().invoke(main, ["verify", str(out)])
+    assert checked.exit_code != 0 and f"signed with key id {expected}" in checked.output, checked.output
+    assert not gone.exists()
     run = CliRunner().invoke(main, ["grade", str(empty), "--out", str(out), "--no-sandbox",
                                     "--kit", str(ROOT)])
     assert run.exit_code != 0 and expected in run.output and KEY_ENV in run.output, run.output
