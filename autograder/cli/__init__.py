@@ -203,7 +203,7 @@ def new(assignment_id: str, task_list: str, title: str, kit_dir: Path | None) ->
 @click.argument("out", type=click.Path(path_type=Path, exists=True))
 @friendly
 def verify(out: Path) -> None:
-    """Check that every score in OUT (results.json, grades.csv, the gradebook) matches its signature."""
+    """Check OUT's ledger against its signed log, and results.json and grades.csv against the ledger."""
     from autograder.cli.common import verifying_key
     from autograder.output.verify import verify_out
 
