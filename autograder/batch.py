@@ -186,7 +186,6 @@ def grade_batch(
         executor = PoolExecutor(jobs, pool)
         if options.sandbox and pool is None:
             launch.check_available(kit.sandbox.uid_base)
-    roll = take_roll(submissions)
     out.mkdir(parents=True, exist_ok=True)
     messages = load_messages([ENGINE_MESSAGES, target.graders / "messages"], language)
     book_path = gradebook or out / "gradebook.sqlite"
@@ -197,12 +196,14 @@ def grade_batch(
         notices.append(text)
         if on_notice is not None:
             on_notice(text)
-    left_out = tuple((s.name, s.reason) for s in roll.skipped)
-
-    def write_class() -> None:
-        reports.write_class(out, book, target, time.monotonic() - started, messages, language, left_out)
 
     try:
+        roll = take_roll(submissions).beside(book.folders(target.id))
+        left_out = tuple((s.name, s.reason) for s in roll.skipped)
+
+        def write_class() -> None:
+            reports.write_class(out, book, target, time.monotonic() - started, messages, language, left_out)
+
         key = book.signing_key(kit.root)  # the key this ledger is signed with, or a refusal: before grading
         entries = read_submissions(kit, target, roll.entries, plan or PlainPlan(), language)
         known = book.keys(target.id)

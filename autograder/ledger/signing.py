@@ -42,9 +42,16 @@ def load_key(kit_root: Path | None = None, *, create: bool = True) -> bytes:
             raise ConfigError(f"{path}: no signing key here (set {KEY_ENV} to the key that signed "
                               "these grades)")
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        draft = path.with_name(f".{path.name}.{os.getpid()}.new")
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_hex(32) + "\n")
+        try:  # whole or not at all; two runs making it at once both use the first one's
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
     try:
         key = path.read_bytes().strip()
     except OSError as exc:

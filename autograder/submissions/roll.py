@@ -9,7 +9,7 @@ the student's work is the instructor's call, so nothing is graded for that id un
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +37,18 @@ class Roll:
 
     entries: tuple[tuple[str, Path], ...]  # (student id, submission), in id order
     skipped: tuple[Skipped, ...] = ()
+
+    def beside(self, folders: Mapping[str, str]) -> Roll:
+        """This roll with the ids whose folder another student already has (`folders`: folder ->
+        student, as the ledger keeps them) refused: a 48-bit hash collision, never an overwrite."""
+        clash = {s for s, _ in self.entries if folders.get(folder_name(s), s) != s}
+        if not clash:
+            return self
+        skipped = [Skipped(p.name, f"its folder {folder_name(s)} is that of "
+                                   f"`{shown(folders[folder_name(s)])}` in the ledger: rename it", s)
+                   for s, p in self.entries if s in clash]
+        return Roll(tuple(e for e in self.entries if e[0] not in clash),
+                    tuple(sorted((*self.skipped, *skipped), key=lambda k: k.name)))
 
     @property
     def refused(self) -> tuple[str, ...]:

@@ -120,3 +120,15 @@ def test_every_entry_the_roll_skips_is_named_with_why(tmp_path):
     assert set(reasons) == {".git", "__MACOSX", "notes.txt", "...zip", "   "}
     assert "hidden" in reasons["...zip"] and "neither a folder" in reasons["notes.txt"]
     assert "empty once trimmed" in reasons["   "]
+
+
+def test_an_id_whose_folder_the_ledger_gives_another_student_is_refused(tmp_path):
+    klass = tmp_path / "class"
+    klass.mkdir()
+    _folder(klass / "rahim khan")
+    _folder(klass / "ada")
+    folder = folder_name("rahim khan")
+    roll = take_roll(klass).beside({folder: "someone else", "ada": "ada"})  # as if sha256 collided
+    assert [s for s, _ in roll.entries] == ["ada"]
+    (skipped,) = roll.skipped
+    assert skipped.name == "rahim khan" and f"its folder {folder} is that of `someone else`" in skipped.reason
