@@ -175,7 +175,7 @@ def test_an_entry_deleted_from_the_middle_or_the_end_is_caught_by_student(out, p
     assert any(": bob: this student's latest entry is missing" in line for line in found), found
 
 
-def test_a_row_added_by_hand_and_files_that_are_not_the_current_grade_are_caught(out):
+def test_a_row_added_by_hand_and_files_that_are_not_the_current_grade_are_caught(out, assignment):
     _sql(out, "INSERT INTO gradings (assignment, student, graded_at, score, max_score, current, result,"
               " submission_sha256, grader_digest, signature, folder) SELECT assignment, 'mallory', graded_at,"
               " score, max_score, 1, result, submission_sha256, grader_digest, signature, 'mallory'"
@@ -184,6 +184,7 @@ def test_a_row_added_by_hand_and_files_that_are_not_the_current_grade_are_caught
     assert any(": mallory: not in the signed log: the row was added by hand" in line for line in found), found
 
     shutil.copy(out / "ada" / "results.json", out / "carol" / "results.json")  # someone else's file
+    write_student(out, make_result(assignment, "bob", {"tinynet": 5}), assignment)  # older, signed too
     rows = list(csv.reader((out / "grades.csv").open(encoding="utf-8")))
     total = rows[0].index("total")
     rows[[r[0] for r in rows].index("bob")][total] = "95"  # bob's older grade, which is signed too
@@ -191,6 +192,8 @@ def test_a_row_added_by_hand_and_files_that_are_not_the_current_grade_are_caught
         csv.writer(handle).writerows(rows)
     found = _problems(out)
     assert any(line.startswith("carol/results.json: ada: names student 'ada'") for line in found), found
+    assert any(line.startswith("bob/results.json: bob: not the student's current grade: the ledger's is row")
+               for line in found), found
     assert any("grades.csv line" in line and ": bob: does not show the student's current grade: total is '95'"
                in line for line in found), found
 
