@@ -72,14 +72,12 @@ def read_other(path: Path, assignment: Assignment, side: str) -> list[Document]:
         return [d for student, files in sorted(stored.items())
                 for d in documents_of(Source(side, student, origin), files, assignment)]
     task_files = {t.file for t in assignment.tasks}
-    if path.is_file() or any((path / f).is_file() for f in task_files):
-        entries = [path]
-    else:
-        entries = listed(path)
+    single = path.is_file() or any((path / f).is_file() for f in task_files)
     docs = []
-    for entry in entries:
+    for entry in [path] if single else listed(path):
         collected = collect(entry, assignment.given, assignment)
-        docs += documents_of(Source(side, student_name(entry), origin), collected.files, assignment)
+        source = Source(side, student_name(entry), "" if single else origin)  # one solution: its own name
+        docs += documents_of(source, collected.files, assignment)
     if not docs:
         raise CorpusError(f"{path}: holds none of the task files ({', '.join(sorted(task_files))}); give a "
                           "folder of submissions, an earlier OUT, or one solution")
@@ -109,14 +107,16 @@ def stub_text(assignment: Assignment, file: str, task: str) -> str:
 
 
 def dictated_code(source: str) -> list[str]:
-    """The code spans of a stub's docstrings and comments that parse as Python: the stub spells them."""
+    """The code spans of a stub's docstrings and comments that parse as Python: the stub spells them
+    (each after the stub's imports, so `nn.Linear` is torch's there too)."""
+    imports = "".join(line + "\n" for line in source.splitlines() if line.startswith(("import ", "from ")))
     spans = []
     for span in _CODE_SPAN.findall(source):
         try:
             ast.parse(span)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        spans.append(span)
+        spans.append(imports + span)
     return spans
 
 

@@ -1,4 +1,8 @@
-"""A fingerprint of a piece of code and the lines it covers, hashed the same in every process."""
+"""A fingerprint of a piece of code and the lines it covers, hashed the same in every process.
+
+Labels (strings) are hashed once with BLAKE2 (str's hash() is salted per process); what is built
+from them is hashed as a tuple of ints, whose hash() is the same in every process of one Python.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,22 @@ class Print:
     hash: int
     first: int
     last: int
+
+
+_LABELS: dict[str, int] = {}
+
+
+def label_hash(label: str) -> int:
+    """The stable hash of a label, computed once per process."""
+    found = _LABELS.get(label)
+    if found is None:
+        found = _LABELS[label] = stable_hash(label)
+    return found
+
+
+def combine(*parts: int) -> int:
+    """The hash of a sequence of hashes: the same in every process (ints are not salted)."""
+    return hash(parts)
 
 
 def stable_hash(*parts: str | int) -> int:

@@ -31,7 +31,7 @@ METHODS = ("syntax", "tokens", "both")
 CLASS, ARCHIVE, PUBLIC = "class", "archive", "public"
 DEFAULT_FLOOR = 0.25  # rows below are not written
 DEFAULT_THRESHOLD = 0.6  # the report flags pairs of students from here (benchmarks/similarity_quality.py)
-DEFAULT_HALF = 33.0  # nats of evidence that make a score of 0.5
+DEFAULT_HALF = 40.0  # nats of evidence that make a score of 0.5 (0.6, the threshold: 60 nats)
 SURVIVES = 0.8  # the share of a copied file's fingerprints its disguise leaves
 RARE = 0.1  # matching regions are drawn from fingerprints at most this share of the class holds
 Span = tuple[int, int]
@@ -47,7 +47,9 @@ class Source:
 
     @property
     def label(self) -> str:
-        return self.name if self.side == CLASS else f"{self.side}:{self.origin}/{self.name}"
+        if self.side == CLASS:
+            return self.name
+        return f"{self.side}:{self.origin}/{self.name}" if self.origin else f"{self.side}:{self.name}"
 
 
 @dataclass(frozen=True)
@@ -116,11 +118,11 @@ def merge(spans: Iterable[Span]) -> tuple[Span, ...]:
     return tuple((a, b) for a, b in out)
 
 
-def fingerprint(text: str, method: str = "syntax") -> list[Print]:
+def fingerprint(text: str, method: str = "syntax", boiler: frozenset[int] = frozenset()) -> list[Print]:
     """The document's fingerprints; a file that does not parse falls back to its tokens."""
     if method == "tokens":
         return token_prints(text)
-    found = syntax_prints(text)
+    found = syntax_prints(text, boiler=boiler)
     if found is None:
         return token_prints(text)
     if method == "both":
@@ -128,19 +130,32 @@ def fingerprint(text: str, method: str = "syntax") -> list[Print]:
     return found
 
 
-def _prints_of(job: tuple[str, list[str]]) -> list[list[Print]]:
-    method, texts = job
-    return [fingerprint(t, method) for t in texts]
+def _prints_of(job: tuple[str, frozenset[int], list[str]]) -> list[list[Print]]:
+    method, boiler, texts = job
+    return [fingerprint(t, method, boiler) for t in texts]
 
 
-def fingerprint_all(texts: Sequence[str], method: str, jobs: int = 1) -> list[list[Print]]:
+def fingerprint_all(texts: Sequence[str], method: str, boiler: frozenset[int] = frozenset(),
+                    jobs: int = 1) -> list[list[Print]]:
     """Every text's fingerprints, on `jobs` processes (spawned: the caller may hold threads)."""
     if jobs <= 1 or len(texts) < 64:
-        return [fingerprint(t, method) for t in texts]
+        return [fingerprint(t, method, boiler) for t in texts]
     size = max(16, len(texts) // (jobs * 4))
-    chunks = [(method, list(texts[i:i + size])) for i in range(0, len(texts), size)]
+    chunks = [(method, boiler, list(texts[i:i + size])) for i in range(0, len(texts), size)]
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         return [p for chunk in pool.map(_prints_of, chunks) for p in chunk]
+
+
+def boilerplate_prints(texts: Sequence[str], method: str) -> frozenset[int]:
+    """The fingerprints of the stub and the given files, and of their blocks hashed without the
+    boilerplate they hold, to a fixed point (a function whose every line is the stub's is the stub's)."""
+    found: frozenset[int] = frozenset()
+    for _ in range(16):  # one round per level of nesting
+        more = found | {p.hash for t in texts for p in fingerprint(t, method, found)}
+        if more == found:
+            break
+        found = more
+    return found
 
 
 def _spans(prints: Iterable[Print], boiler: set[int]) -> dict[int, list[Span]]:
@@ -162,17 +177,17 @@ def compare(
         raise ValueError(f"unknown similarity method {method!r} (one of {', '.join(METHODS)})")
     boilerplate = boilerplate or {}
     tasks = sorted({d.task for d in documents})
-    boiler_texts = [(task, text) for task in tasks for text in boilerplate.get(task, ())]
-    everything = fingerprint_all([d.text for d in documents] + [t for _, t in boiler_texts], method, jobs)
-    boiler: dict[str, set[int]] = defaultdict(set)
-    for (task, _), prints in zip(boiler_texts, everything[len(documents):], strict=True):
-        boiler[task].update(p.hash for p in prints)
-    sources = sorted({d.source for d in documents}, key=lambda s: (s.side != CLASS, s.label))
-    index = {source: i for i, source in enumerate(sources)}
-    total = np.zeros((len(sources), len(sources)))
+    boiler = {task: boilerplate_prints(boilerplate.get(task, ()), method) for task in tasks}
     by_task: dict[str, list[int]] = defaultdict(list)
     for i, d in enumerate(documents):
         by_task[d.task].append(i)
+    everything: dict[int, list[Print]] = {}
+    for task in tasks:
+        texts = [documents[i].text for i in by_task[task]]
+        everything.update(zip(by_task[task], fingerprint_all(texts, method, boiler[task], jobs), strict=True))
+    sources = sorted({d.source for d in documents}, key=lambda s: (s.side != CLASS, s.label))
+    index = {source: i for i, source in enumerate(sources)}
+    total = np.zeros((len(sources), len(sources)))
     matches: list[Match] = []
     for task in tasks:
         docs = [documents[i] for i in by_task[task]]
@@ -180,7 +195,7 @@ def compare(
         found, evidence = _score_task(docs, spans, floor, half)
         matches += found
         rows = np.array([index[d.source] for d in docs])
-        total[np.ix_(rows, rows)] += np.maximum(evidence, 0.0)
+        total[np.ix_(rows, rows)] += np.maximum(evidence, 0.0)  # a file written alone takes nothing away
     matches.sort(key=lambda m: (-m.score, m.task, m.a.source.label, m.b.source.label))
     files: dict[frozenset[Source], list[str]] = defaultdict(list)
     for m in matches:

@@ -5,8 +5,9 @@ names the file binds are all `v` (builtins, attribute names and imported modules
 path, stay); literals are `n` or `s`; docstrings, bare strings, `pass`, annotations and blocks under
 `if False:` are gone; the statements of a block and the keyword arguments of a call are taken as
 a set, so reordering them changes nothing; a loop that only appends, adds, sums or fills a dict is
-the comprehension it spells (`for x in xs: out.append(f(x))` is `out = [f(x) for x in xs]`).
-Every subtree of at least `min_size` nodes is a fingerprint with the lines it covers.
+the comprehension it spells (`for x in xs: out.append(f(x))` is `out = [f(x) for x in xs]`); the
+statements the stub gives are left out of the block that holds them. Every subtree of at least
+`min_size` nodes is a fingerprint with the lines it covers.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from autograder.integrity.prints import Print, stable_hash
+from autograder.integrity.prints import Print, combine, label_hash
 from autograder.integrity.tokens import BUILTINS, imported_names
 
 _SKIPPED_FIELDS = {"ctx", "type_comment", "annotation", "returns", "kind", "type_params", "is_async"}
@@ -28,9 +29,10 @@ Hashed = tuple[int, int]  # (hash, number of nodes)
 
 
 class _Canon:
-    def __init__(self, imports: dict[str, str], min_size: int) -> None:
+    def __init__(self, imports: dict[str, str], min_size: int, boiler: frozenset[int]) -> None:
         self.imports = imports
         self.min_size = min_size
+        self.boiler = boiler  # statements the stub gives: left out of every block's hash
         self.prints: list[Print] = []
 
     def visit(self, node: ast.AST) -> Hashed:
@@ -41,10 +43,13 @@ class _Canon:
         return hashed
 
     def _join(self, label: str, parts: list[Hashed]) -> Hashed:
-        return stable_hash(label, *(h for h, _ in parts)), 1 + sum(s for _, s in parts)
+        return combine(label_hash(label), *(h for h, _ in parts)), 1 + sum(s for _, s in parts)
+
+    def _leaf(self, *label: str) -> Hashed:
+        return label_hash("\x00".join(label)), 1
 
     def _block(self, statements: list[ast.stmt]) -> Hashed:
-        kept = [self.visit(s) for s in statements if not _inert(s)]
+        kept = [h for h in (self.visit(s) for s in statements if not _inert(s)) if h[0] not in self.boiler]
         return self._join("block", sorted(kept))
 
     def _generic(self, node: ast.AST) -> Hashed:
@@ -65,8 +70,8 @@ class _Canon:
 
     def _Name(self, node: ast.Name) -> Hashed:
         if node.id in self.imports:
-            return stable_hash("M", self.imports[node.id]), 1
-        return stable_hash("B", node.id) if node.id in BUILTINS else stable_hash("v"), 1
+            return self._leaf("M", self.imports[node.id])
+        return self._leaf("B", node.id) if node.id in BUILTINS else self._leaf("v")
 
     def _Attribute(self, node: ast.Attribute) -> Hashed:
         chain, base = [node.attr], node.value
@@ -74,24 +79,24 @@ class _Canon:
             chain.append(base.attr)
             base = base.value
         if isinstance(base, ast.Name) and base.id in self.imports:  # nn.Linear is torch.nn.Linear
-            return stable_hash("M", ".".join([self.imports[base.id], *reversed(chain)])), len(chain) + 1
+            return label_hash("M\x00" + ".".join([self.imports[base.id], *reversed(chain)])), len(chain) + 1
         return self._join(f"attr={node.attr}", [self.visit(node.value)])
 
     def _Constant(self, node: ast.Constant) -> Hashed:
         value = node.value
         if value is None or isinstance(value, bool) or value is Ellipsis:
-            return stable_hash("c", repr(value)), 1
-        return stable_hash("c", "s" if isinstance(value, str | bytes) else "n"), 1
+            return self._leaf("c", repr(value))
+        return self._leaf("c", "s" if isinstance(value, str | bytes) else "n")
 
     def _JoinedStr(self, node: ast.JoinedStr) -> Hashed:
-        return stable_hash("c", "s"), 1
+        return self._leaf("c", "s")
 
     def _Expr(self, node: ast.Expr) -> Hashed:
         return self._join("expr", [self.visit(node.value)])
 
     def _AnnAssign(self, node: ast.AnnAssign) -> Hashed:
         if node.value is None:
-            return stable_hash("declare"), 1
+            return self._leaf("declare")
         return self._assign([self.visit(node.target)], self.visit(node.value))
 
     def _Assign(self, node: ast.Assign) -> Hashed:
@@ -180,11 +185,13 @@ def _inert(statement: ast.stmt) -> bool:
         and not statement.test.value and not statement.orelse
 
 
-def syntax_prints(text: str, min_size: int = 4) -> list[Print] | None:
-    """The file's canonical subtrees of at least `min_size` nodes (None: it does not parse)."""
+def syntax_prints(text: str, min_size: int = 4, boiler: frozenset[int] = frozenset()) -> list[Print] | None:
+    """The file's canonical subtrees of at least `min_size` nodes (None: it does not parse). A block
+    is hashed without its statements in `boiler`, so a function whose own lines are all the stub's
+    hashes as the stub's function does."""
     try:
         tree = ast.parse(text)
-        canon = _Canon(imported_names(text), min_size)
+        canon = _Canon(imported_names(text), min_size, boiler)
         canon.visit(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None

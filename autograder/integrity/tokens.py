@@ -18,7 +18,7 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-from autograder.integrity.prints import Print, stable_hash
+from autograder.integrity.prints import Print, combine, label_hash
 
 BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_")) | {"self", "cls"}
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, tokenize.TYPE_COMMENT}
@@ -130,8 +130,9 @@ def winnow(tokens: list[Token], k: int = 8, window: int = 4, salt: str = "t") ->
     """The winnowed fingerprints of the k-grams of `tokens`, with the lines each k-gram spans."""
     if len(tokens) < k:
         return []
-    ids = [stable_hash(t.text) for t in tokens]
-    grams = [stable_hash(salt, *ids[i:i + k]) for i in range(len(ids) - k + 1)]
+    ids = [label_hash(t.text) for t in tokens]
+    first = label_hash(salt)
+    grams = [combine(first, *ids[i:i + k]) for i in range(len(ids) - k + 1)]
     chosen: dict[int, Print] = {}
     for start in range(max(1, len(grams) - window + 1)):
         block = grams[start:start + window]

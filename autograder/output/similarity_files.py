@@ -8,10 +8,12 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from autograder import __version__
+from autograder.catalogues import read_catalogue
 from autograder.config import Assignment
 from autograder.exam.variants import Variant, VariantSpace
 from autograder.integrity import corpus
@@ -38,6 +40,7 @@ PAGES = "similarity"
 CSV_HEADER = ("student_a", "student_b", "task", "score", "matched_lines_a", "matched_lines_b")
 MAX_PAGES = 300  # pages for the highest pairs; the CSV lists every pair above the floor
 FORMAT = 1
+NO_SECRET = "sim_no_secret"  # a note (a [ui] key): the exam's secret was missing, variants not checked
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,20 @@ class SimilarityFindings:
 
     def rows_of(self, pair: StudentPair) -> tuple[PairRow, ...]:
         return tuple(r for r in self.pairs if (r.student_a, r.student_b) == (pair.student_a, pair.student_b))
+
+
+ENGINE_CATALOGUE = Path(__file__).resolve().parents[1] / "messages"
+
+
+@lru_cache(maxsize=4)
+def engine_ui(lang: str = "en") -> dict[str, str]:
+    """The engine catalogue's [ui] labels in `lang` (English where it has none)."""
+    labels: dict[str, str] = {}
+    for code in dict.fromkeys(("en", lang)):
+        path = ENGINE_CATALOGUE / f"{code}.toml"
+        if path.is_file():
+            labels.update(read_catalogue(path).get("ui", {}))
+    return labels
 
 
 def spans_text(spans: Sequence[tuple[int, int]]) -> str:
@@ -219,4 +236,24 @@ def load_similarity(out: Path) -> SimilarityFindings | None:
             tuple(str(n) for n in data.get("notes", ())), str(data.get("digest", "")),
         )
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def similarity_for_batch(assignment: Assignment, entries: Sequence[Any], out: Path, plan: Any,
+                         messages: Mapping[str, Mapping[str, str]], lang: str) -> SimilarityFindings | None:
+    """What `grade` runs after a batch: the class as the batch read it (entries with `.student` and
+    `.collected`), an exam's variants from its plan. Evidence only: a failure here is logged and
+    the grades, already recorded, stand."""
+    import logging
+    import os
+
+    from autograder.exam.plan import ExamPlan
+
+    variant_of = plan.variant_of if isinstance(plan, ExamPlan) and plan.space.knobs else None
+    try:
+        return run_similarity(assignment, {e.student: e.collected for e in entries}, out,
+                              jobs=len(os.sched_getaffinity(0)), variant_of=variant_of,
+                              messages=messages, lang=lang)
+    except Exception:  # a bug in the evidence must not cost a class its report
+        logging.getLogger(__name__).exception("similarity was not computed for %s", out)
         return None

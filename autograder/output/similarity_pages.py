@@ -15,6 +15,7 @@ from autograder.config import Assignment
 from autograder.integrity.similarity import Match, Span
 from autograder.output.class_report import templates
 from autograder.output.pages import REPORT_UI, font_css, font_family
+from autograder.output.similarity_files import engine_ui
 
 COLOURS = 6  # matching regions cycle through this many highlight colours
 MAX_LINES = 3000  # a file longer than this is shown cut (the CSV has the full ranges)
@@ -45,7 +46,7 @@ def code_lines(text: str, regions: list[tuple[int, list[Span]]], side: str) -> l
 
 def render_pair_page(match: Match, assignment: Assignment, threshold: float,
                      messages: Mapping[str, Mapping[str, str]], lang: str) -> str:
-    ui = {**REPORT_UI, **messages.get("ui", {})}
+    ui = {**REPORT_UI, **engine_ui(), **messages.get("ui", {})}
     left = [(k, [r.a]) for k, r in enumerate(match.regions, start=1)]
     right = [(k, list(r.b)) for k, r in enumerate(match.regions, start=1)]
     return templates().get_template("similarity_pair.html.j2").render(
