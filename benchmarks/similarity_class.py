@@ -26,8 +26,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 STUBS = ROOT / "assignments" / "nn_module"
 SOLUTIONS = ROOT / "solutions" / "nn_module"
-TASK_FILES = ("tinynet.py", "delivery.py", "counting.py", "containers.py", "checkpoint.py", "dropout.py",
-              "numpy_forward.py")
+TASK_FILES = (
+    "tinynet.py",
+    "delivery.py",
+    "counting.py",
+    "containers.py",
+    "checkpoint.py",
+    "dropout.py",
+    "numpy_forward.py",
+)
 LEVELS = ("verbatim", "renamed", "reordered", "restructured", "padded")
 _RAISE = re.compile(r'^(\s*)raise NotImplementedError\("\w+: write ([\w.]+)"\)\n', re.M)
 
@@ -70,16 +77,26 @@ def _tinynet(s: Style) -> Parts:
     imports, helpers = [], []
     act = s.pick("module", "functional", "torch", weights=[5, 3, 2])
     relu_name = s.name("relu", "act", "activation")
-    init = [f"self.fc1 = nn.Linear({s.pick('in_features, hidden', 'in_features=in_features, out_features=hidden', weights=[4, 1])})"]
+    init = [
+        "self.fc1 = nn.Linear("
+        + str(s.pick("in_features, hidden", "in_features=in_features, out_features=hidden", weights=[4, 1]))
+        + ")"
+    ]
     if act == "module":
         init.append(f"self.{relu_name} = nn.ReLU()")
-    init.append(f"self.fc2 = nn.Linear({s.pick('hidden, out_features', 'in_features=hidden, out_features=out_features', weights=[4, 1])})")
+    init.append(
+        "self.fc2 = nn.Linear("
+        + str(s.pick("hidden, out_features", "in_features=hidden, out_features=out_features", weights=[4, 1]))
+        + ")"
+    )
     if act == "module" and s.p(0.3):
         init[1], init[0] = init[0], init[1]
     if s.p(0.15):
         init.insert(0, "self.in_features, self.out_features = in_features, out_features")
     if act == "functional":
-        imports.append(s.pick("import torch.nn.functional as F", "from torch.nn import functional as F", weights=[4, 1]))
+        imports.append(
+            s.pick("import torch.nn.functional as F", "from torch.nn import functional as F", weights=[4, 1])
+        )
     call = {"module": f"self.{relu_name}", "functional": "F.relu", "torch": "torch.relu"}[act]
     if s.p(s.terse):
         forward = [f"return self.fc2({call}(self.fc1(x)))"]
@@ -90,8 +107,12 @@ def _tinynet(s: Style) -> Parts:
             forward = [f"{h} = {call}(self.fc1(x))", f"return self.fc2({h})"]
     opt = s.name("optimizer", "opt", "optim", "adam")
     losses = s.name("losses", "history", "loss_history", "all_losses", "loss_list")
-    make = s.pick("torch.optim.Adam(model.parameters(), lr=lr)", "torch.optim.Adam(params=model.parameters(), lr=lr)",
-                  "optim.Adam(model.parameters(), lr=lr)", weights=[6, 1, 2])
+    make = s.pick(
+        "torch.optim.Adam(model.parameters(), lr=lr)",
+        "torch.optim.Adam(params=model.parameters(), lr=lr)",
+        "optim.Adam(model.parameters(), lr=lr)",
+        weights=[6, 1, 2],
+    )
     if "optim.Adam" in make and not make.startswith("torch"):
         imports.append("from torch import optim")
     train: list[str] = []
@@ -112,7 +133,9 @@ def _tinynet(s: Style) -> Parts:
     else:
         compute = "nn.functional.cross_entropy({}, y)"
     train.append(f"{losses} = []")
-    zero = s.pick(f"{opt}.zero_grad()", "model.zero_grad()", f"{opt}.zero_grad(set_to_none=True)", weights=[6, 2, 1])
+    zero = s.pick(
+        f"{opt}.zero_grad()", "model.zero_grad()", f"{opt}.zero_grad(set_to_none=True)", weights=[6, 2, 1]
+    )
     step = [zero]
     if s.p(s.terse):
         step.append(f"loss = {compute.format('model(X)')}")
@@ -120,8 +143,13 @@ def _tinynet(s: Style) -> Parts:
         logits = s.name("logits", "out", "scores", "pred", "output")
         step += [f"{logits} = model(X)", f"loss = {compute.format(logits)}"]
     step += ["loss.backward()", f"{opt}.step()"]
-    record = s.pick(f"{losses}.append(loss.item())", f"{losses}.append(float(loss))",
-                    f"{losses}.append(float(loss.item()))", f"{losses} += [loss.item()]", weights=[6, 3, 1, 1])
+    record = s.pick(
+        f"{losses}.append(loss.item())",
+        f"{losses}.append(float(loss))",
+        f"{losses}.append(float(loss.item()))",
+        f"{losses} += [loss.item()]",
+        weights=[6, 3, 1, 1],
+    )
     if s.p(0.25):
         value = s.name("value", "current", "l", "loss_value", "v")
         step += [f"{value} = loss.item()", f"{losses}.append({value})"]
@@ -131,16 +159,25 @@ def _tinynet(s: Style) -> Parts:
     if loop != "for" and s.p(0.3):
         every = s.pick("10", "20", "25", "50")
         var = "epoch" if loop == "while" else "{var}"
-        step += [f"if {var} % {every} == 0:",
-                 f"    print({s.pick(repr('epoch'), repr('Epoch'))}, {var}, {s.pick('loss.item()', f'{losses}[-1]')})"]
+        step += [
+            f"if {var} % {every} == 0:",
+            f"    print({s.pick(repr('epoch'), repr('Epoch'))}, {var}, "
+            f"{s.pick('loss.item()', f'{losses}[-1]')})",
+        ]
     if loop == "while":
         train += ["epoch = 0", "while epoch < epochs:", *["    " + x for x in step], "    epoch += 1"]
     else:
         var = "_" if loop == "for" else s.name("epoch", "e", "i", "ep")
         step = [x.replace("{var}", var) for x in step]
-        train += [f"for {var} in range(epochs):", *s.note("the five steps", "training step"), *["    " + x for x in step]]
+        train += [
+            f"for {var} in range(epochs):",
+            *s.note("the five steps", "training step"),
+            *["    " + x for x in step],
+        ]
     train.append(f"return {losses}")
-    return Parts({"TinyNet.__init__": init, "TinyNet.forward": forward, "train_tinynet": train}, imports, helpers)
+    return Parts(
+        {"TinyNet.__init__": init, "TinyNet.forward": forward, "train_tinynet": train}, imports, helpers
+    )
 
 
 def _delivery(s: Style) -> Parts:
@@ -148,13 +185,21 @@ def _delivery(s: Style) -> Parts:
     buf = s.pick("as_tensor", "tensor", "clone", "plain", "loop", weights=[4, 2, 2, 1, 1])
     init: list[str] = []
     if buf == "loop":
-        init += ['for name, value in (("x_mean", x_mean), ("x_std", x_std)):',
-                 "    self.register_buffer(name, torch.as_tensor(value))"]
+        init += [
+            'for name, value in (("x_mean", x_mean), ("x_std", x_std)):',
+            "    self.register_buffer(name, torch.as_tensor(value))",
+        ]
     else:
-        wrap = {"as_tensor": "torch.as_tensor({})", "tensor": "torch.tensor({}, dtype=torch.float32)",
-                "clone": "{}.clone().detach()", "plain": "{}"}[buf]
-        init += [f'self.register_buffer("x_mean", {wrap.format("x_mean")})',
-                 f'self.register_buffer("x_std", {wrap.format("x_std")})']
+        wrap = {
+            "as_tensor": "torch.as_tensor({})",
+            "tensor": "torch.tensor({}, dtype=torch.float32)",
+            "clone": "{}.clone().detach()",
+            "plain": "{}",
+        }[buf]
+        init += [
+            f'self.register_buffer("x_mean", {wrap.format("x_mean")})',
+            f'self.register_buffer("x_std", {wrap.format("x_std")})',
+        ]
     layers = s.pick("inline", "multiline", "list", "ordered", weights=[4, 3, 2, 1])
     parts = ["nn.Linear(3, 16)", "nn.ReLU()", "nn.Dropout(p_drop)", "nn.Linear(16, 8)", "nn.ReLU()"]
     if layers == "inline":
@@ -166,16 +211,26 @@ def _delivery(s: Style) -> Parts:
         init += [f"{name} = [{', '.join(parts)}]", f"self.hidden = nn.Sequential(*{name})"]
     else:
         imports.append("from collections import OrderedDict")
-        init += ["self.hidden = nn.Sequential(OrderedDict([",
-                 *[f'    ("{i}", {p}),' for i, p in enumerate(parts)], "]))"]
+        init += [
+            "self.hidden = nn.Sequential(OrderedDict([",
+            *[f'    ("{i}", {p}),' for i, p in enumerate(parts)],
+            "]))",
+        ]
     init.append("self.head = nn.Linear(8, 1)")
     if s.p(0.3):
         init.insert(0, init.pop())
     if s.p(0.2):
         init.append("self.p_drop = p_drop")
     z = s.name("z", "x_norm", "scaled", "standardized", "xs")
-    squeeze = s.pick(".squeeze(-1)", ".squeeze(1)", "[:, 0]", ".view(-1)", ".reshape(-1)", ".flatten()",
-                     weights=[5, 2, 1, 1, 1, 1])
+    squeeze = s.pick(
+        ".squeeze(-1)",
+        ".squeeze(1)",
+        "[:, 0]",
+        ".view(-1)",
+        ".reshape(-1)",
+        ".flatten()",
+        weights=[5, 2, 1, 1, 1, 1],
+    )
     if s.p(s.terse):
         forward = [f"return self.head(self.hidden((x - self.x_mean) / self.x_std)){squeeze}"]
     else:
@@ -197,7 +252,9 @@ def _delivery(s: Style) -> Parts:
         predict = ["model.eval()", f"with {ctx}:", f"    {out} = model(x)", f"return {out}"]
     if s.p(0.15):
         predict.insert(0, "x = torch.as_tensor(x)")
-    return Parts({"DeliveryMLP.__init__": init, "DeliveryMLP.forward": forward, "predict": predict}, imports, helpers)
+    return Parts(
+        {"DeliveryMLP.__init__": init, "DeliveryMLP.forward": forward, "predict": predict}, imports, helpers
+    )
 
 
 def _counting(s: Style) -> Parts:
@@ -214,8 +271,13 @@ def _counting(s: Style) -> Parts:
         stack += [f"if min({src}) < 1:", '    raise ValueError("every size must be >= 1")']
     else:
         stack += [f"for n in {src}:", "    if n < 1:", '        raise ValueError(f"bad size {n}")']
-    pairs = s.pick(f"pairwise({src})", f"zip({src}, {src}[1:])", f"zip({src}[:-1], {src}[1:])", "index",
-                   weights=[3, 3, 2, 2])
+    pairs = s.pick(
+        f"pairwise({src})",
+        f"zip({src}, {src}[1:])",
+        f"zip({src}[:-1], {src}[1:])",
+        "index",
+        weights=[3, 3, 2, 2],
+    )
     a, b = s.pick(("a", "b"), ("n_in", "n_out"), ("i", "o"), ("fan_in", "fan_out"))  # type: ignore[misc]
     total = s.name("total", "count", "n_params", "result")
     form = s.pick("loop_cond", "loop_if", "sum", "split", weights=[3, 3, 3, 1])
@@ -226,53 +288,105 @@ def _counting(s: Style) -> Parts:
         head, a_e, b_e = f"for {a}, {b} in {pairs}:", a, b
         pairs_src = pairs
     if form == "loop_cond":
-        stack += [f"{total} = 0", head, f"    {total} += {a_e} * {b_e} + ({b_e} if bias else 0)", f"return {total}"]
+        stack += [
+            f"{total} = 0",
+            head,
+            f"    {total} += {a_e} * {b_e} + ({b_e} if bias else 0)",
+            f"return {total}",
+        ]
     elif form == "loop_if":
-        stack += [f"{total} = 0", head, f"    {total} += {a_e} * {b_e}", "    if bias:", f"        {total} += {b_e}",
-                  f"return {total}"]
+        stack += [
+            f"{total} = 0",
+            head,
+            f"    {total} += {a_e} * {b_e}",
+            "    if bias:",
+            f"        {total} += {b_e}",
+            f"return {total}",
+        ]
     elif form == "sum":
         stack.append(f"return sum({a} * {b} + ({b} if bias else 0) for {a}, {b} in {pairs_src})")
     else:
-        stack += [f"weights = sum({a} * {b} for {a}, {b} in {pairs_src})",
-                  f"biases = sum({src}[1:]) if bias else 0", "return weights + biases"]
+        stack += [
+            f"weights = sum({a} * {b} for {a}, {b} in {pairs_src})",
+            f"biases = sum({src}[1:]) if bias else 0",
+            "return weights + biases",
+        ]
     if s.p(0.1):
         stack.insert(0, "sizes = [int(n) for n in sizes]")
     params = s.pick("genexp_or", "filter", "loop", "dedupe", weights=[4, 3, 2, 1])
     if params == "genexp_or":
         count = ["return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)"]
     elif params == "filter":
-        count = ["params = model.parameters()", "if trainable_only:",
-                 "    params = (p for p in params if p.requires_grad)", "return sum(p.numel() for p in params)"]
+        count = [
+            "params = model.parameters()",
+            "if trainable_only:",
+            "    params = (p for p in params if p.requires_grad)",
+            "return sum(p.numel() for p in params)",
+        ]
     elif params == "loop":
         n = s.name("total", "count", "n")
-        count = [f"{n} = 0", "for p in model.parameters():", "    if trainable_only and not p.requires_grad:",
-                 "        continue", f"    {n} += p.numel()", f"return {n}"]
+        count = [
+            f"{n} = 0",
+            "for p in model.parameters():",
+            "    if trainable_only and not p.requires_grad:",
+            "        continue",
+            f"    {n} += p.numel()",
+            f"return {n}",
+        ]
     else:
-        count = ["seen = set()", "total = 0", "for p in model.parameters():", "    if id(p) in seen:", "        continue",
-                 "    seen.add(id(p))", "    if p.requires_grad or not trainable_only:", "        total += p.numel()",
-                 "return total"]
+        count = [
+            "seen = set()",
+            "total = 0",
+            "for p in model.parameters():",
+            "    if id(p) in seen:",
+            "        continue",
+            "    seen.add(id(p))",
+            "    if p.requires_grad or not trainable_only:",
+            "        total += p.numel()",
+            "return total",
+        ]
     layer = s.pick("list_own", "sum_positive", "named_parameters", weights=[3, 3, 2])
     counts = s.name("counts", "result", "out", "table", "per")
     mod = s.name("module", "m", "layer", "sub")
     skip_root = ["    if not name:", "        continue"] if s.p(0.15) else []
     if layer == "list_own":
-        per = [f"{counts} = {{}}", f"for name, {mod} in model.named_modules():", *skip_root,
-               f"    own = list({mod}.parameters(recurse=False))", "    if own:",
-               f"        {counts}[name] = sum(p.numel() for p in own)", f"return {counts}"]
+        per = [
+            f"{counts} = {{}}",
+            f"for name, {mod} in model.named_modules():",
+            *skip_root,
+            f"    own = list({mod}.parameters(recurse=False))",
+            "    if own:",
+            f"        {counts}[name] = sum(p.numel() for p in own)",
+            f"return {counts}",
+        ]
     elif layer == "sum_positive":
-        per = [f"{counts} = {{}}", f"for name, {mod} in model.named_modules():", *skip_root,
-               f"    n = sum(p.numel() for p in {mod}.parameters(recurse=False))", "    if n > 0:",
-               f"        {counts}[name] = n", f"return {counts}"]
+        per = [
+            f"{counts} = {{}}",
+            f"for name, {mod} in model.named_modules():",
+            *skip_root,
+            f"    n = sum(p.numel() for p in {mod}.parameters(recurse=False))",
+            "    if n > 0:",
+            f"        {counts}[name] = n",
+            f"return {counts}",
+        ]
     else:
-        per = [f"{counts} = {{}}", f"for name, {mod} in model.named_modules():", *skip_root,
-               f"    n = sum(t.numel() for _, t in {mod}.named_parameters(recurse=False))", "    if n:",
-               f"        {counts}[name] = n", f"return {counts}"]
+        per = [
+            f"{counts} = {{}}",
+            f"for name, {mod} in model.named_modules():",
+            *skip_root,
+            f"    n = sum(t.numel() for _, t in {mod}.named_parameters(recurse=False))",
+            "    if n:",
+            f"        {counts}[name] = n",
+            f"return {counts}",
+        ]
     return Parts({"count_linear_stack": stack, "count_parameters": count, "per_layer": per}, imports, helpers)
 
 
 def _containers(s: Style) -> Parts:
     imports, helpers = [], []
-    pairs = s.pick("pairwise(sizes)", "zip(sizes, sizes[1:])", "zip(sizes[:-1], sizes[1:])", weights=[3, 4, 2])
+    pairs = s.pick(
+        "pairwise(sizes)", "zip(sizes, sizes[1:])", "zip(sizes[:-1], sizes[1:])", weights=[3, 4, 2]
+    )
     a, b = s.pick(("a", "b"), ("n_in", "n_out"), ("i", "o"), ("d_in", "d_out"))  # type: ignore[misc]
     build = s.pick("genexp", "listcomp", "loop", "index", weights=[3, 3, 3, 1])
     if build == "genexp":
@@ -280,9 +394,17 @@ def _containers(s: Style) -> Parts:
     elif build == "listcomp":
         init = [f"self.layers = nn.ModuleList([nn.Linear({a}, {b}) for {a}, {b} in {pairs}])"]
     elif build == "loop":
-        init = ["self.layers = nn.ModuleList()", f"for {a}, {b} in {pairs}:", f"    self.layers.append(nn.Linear({a}, {b}))"]
+        init = [
+            "self.layers = nn.ModuleList()",
+            f"for {a}, {b} in {pairs}:",
+            f"    self.layers.append(nn.Linear({a}, {b}))",
+        ]
     else:
-        init = ["self.layers = nn.ModuleList(", "    [nn.Linear(sizes[k], sizes[k + 1]) for k in range(len(sizes) - 1)]", ")"]
+        init = [
+            "self.layers = nn.ModuleList(",
+            "    [nn.Linear(sizes[k], sizes[k + 1]) for k in range(len(sizes) - 1)]",
+            ")",
+        ]
     if s.p(0.2):
         init.append("self.sizes = list(sizes)")
     if s.p(0.1):
@@ -293,19 +415,39 @@ def _containers(s: Style) -> Parts:
     fwd = s.pick("enumerate", "slice", "index", weights=[3, 4, 2])
     layer = s.name("layer", "lin", "linear", "l", "fc")
     if fwd == "enumerate":
-        forward = ["last = len(self.layers) - 1", f"for i, {layer} in enumerate(self.layers):", f"    x = {layer}(x)",
-                   "    if i < last:", f"        x = {relu}(x)", "return x"]
+        forward = [
+            "last = len(self.layers) - 1",
+            f"for i, {layer} in enumerate(self.layers):",
+            f"    x = {layer}(x)",
+            "    if i < last:",
+            f"        x = {relu}(x)",
+            "return x",
+        ]
     elif fwd == "slice":
-        forward = [f"for {layer} in self.layers[:-1]:", f"    x = {relu}({layer}(x))", "return self.layers[-1](x)"]
+        forward = [
+            f"for {layer} in self.layers[:-1]:",
+            f"    x = {relu}({layer}(x))",
+            "return self.layers[-1](x)",
+        ]
     else:
-        forward = ["n = len(self.layers)", "for i in range(n):", "    x = self.layers[i](x)", "    if i != n - 1:",
-                   f"        x = {relu}(x)", "return x"]
+        forward = [
+            "n = len(self.layers)",
+            "for i in range(n):",
+            "    x = self.layers[i](x)",
+            "    if i != n - 1:",
+            f"        x = {relu}(x)",
+            "return x",
+        ]
     heads = s.pick("dict", "assign", "kwargs", weights=[5, 2, 1])
     body = ["self.body = nn.Sequential(nn.Linear(3, 16), nn.ReLU())"]
     if heads == "dict":
         body.append('self.heads = nn.ModuleDict({"time": nn.Linear(16, 1), "late": nn.Linear(16, 2)})')
     elif heads == "assign":
-        body += ["self.heads = nn.ModuleDict()", 'self.heads["time"] = nn.Linear(16, 1)', 'self.heads["late"] = nn.Linear(16, 2)']
+        body += [
+            "self.heads = nn.ModuleDict()",
+            'self.heads["time"] = nn.Linear(16, 1)',
+            'self.heads["late"] = nn.Linear(16, 2)',
+        ]
     else:
         body.append("self.heads = nn.ModuleDict(dict(time=nn.Linear(16, 1), late=nn.Linear(16, 2)))")
     if heads != "assign" and s.p(0.2):
@@ -313,16 +455,34 @@ def _containers(s: Style) -> Parts:
     feats = s.name("features", "h", "shared", "z", "f")
     out = s.pick("comprehension", "explicit", "loop", weights=[4, 3, 2])
     if out == "comprehension":
-        two = [f"{feats} = self.body(x)", f"return {{name: head({feats}) for name, head in self.heads.items()}}"]
+        two = [
+            f"{feats} = self.body(x)",
+            f"return {{name: head({feats}) for name, head in self.heads.items()}}",
+        ]
     elif out == "explicit":
-        two = [f"{feats} = self.body(x)",
-               f'return {{"time": self.heads["time"]({feats}), "late": self.heads["late"]({feats})}}']
+        two = [
+            f"{feats} = self.body(x)",
+            f'return {{"time": self.heads["time"]({feats}), "late": self.heads["late"]({feats})}}',
+        ]
     else:
         res = s.name("out", "result", "outputs")
-        two = [f"{feats} = self.body(x)", f"{res} = {{}}", "for name, head in self.heads.items():",
-               f"    {res}[name] = head({feats})", f"return {res}"]
-    return Parts({"FixedMLP.__init__": init, "FixedMLP.forward": forward, "TwoHead.__init__": body,
-                  "TwoHead.forward": two}, imports, helpers)
+        two = [
+            f"{feats} = self.body(x)",
+            f"{res} = {{}}",
+            "for name, head in self.heads.items():",
+            f"    {res}[name] = head({feats})",
+            f"return {res}",
+        ]
+    return Parts(
+        {
+            "FixedMLP.__init__": init,
+            "FixedMLP.forward": forward,
+            "TwoHead.__init__": body,
+            "TwoHead.forward": two,
+        },
+        imports,
+        helpers,
+    )
 
 
 def _checkpoint(s: Style) -> Parts:
@@ -337,41 +497,67 @@ def _checkpoint(s: Style) -> Parts:
     if s.p(0.1):
         save.insert(0, 'os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)')
     where = s.pick('map_location="cpu"', 'map_location=torch.device("cpu")', weights=[5, 1])
-    read = s.pick(f"torch.load(path, {where}, weights_only=True)", f"torch.load(path, weights_only=True, {where})",
-                  f"torch.load(f=path, {where}, weights_only=True)", weights=[5, 2, 1])
+    read = s.pick(
+        f"torch.load(path, {where}, weights_only=True)",
+        f"torch.load(path, weights_only=True, {where})",
+        f"torch.load(f=path, {where}, weights_only=True)",
+        weights=[5, 2, 1],
+    )
     state = s.name("state", "state_dict", "sd", "weights", "loaded")
     helper = s.p(s.helpers)
     if helper:
         fn = s.name("_read", "_load_state", "read_state", "_safe_load")
         helpers += [f"def {fn}(path):", f"    return {read}", ""]
         read = f"{fn}(path)"
-    load = [f"{state} = {read}", f"model.load_state_dict({state}{s.pick(', strict=True', '')})", "return model"]
+    load = [
+        f"{state} = {read}",
+        f"model.load_state_dict({state}{s.pick(', strict=True', '')})",
+        "return model",
+    ]
     form = s.pick("result", "unpack", "direct", weights=[4, 3, 1])
     partial = [f"{state} = {read}"]
     if form == "result":
         r = s.name("result", "res", "report", "keys", "info")
-        partial += [f"{r} = model.load_state_dict({state}, strict=False)",
-                    f"return list({r}.missing_keys), list({r}.unexpected_keys)"]
+        partial += [
+            f"{r} = model.load_state_dict({state}, strict=False)",
+            f"return list({r}.missing_keys), list({r}.unexpected_keys)",
+        ]
     elif form == "unpack":
-        partial += [f"missing, unexpected = model.load_state_dict({state}, strict=False)",
-                    "return list(missing), list(unexpected)"]
+        partial += [
+            f"missing, unexpected = model.load_state_dict({state}, strict=False)",
+            "return list(missing), list(unexpected)",
+        ]
     else:
-        partial += [f"r = model.load_state_dict({state}, strict=False)", "return ([*r.missing_keys], [*r.unexpected_keys])"]
+        partial += [
+            f"r = model.load_state_dict({state}, strict=False)",
+            "return ([*r.missing_keys], [*r.unexpected_keys])",
+        ]
     return Parts({"save_weights": save, "load_weights": load, "load_partial": partial}, imports, helpers)
 
 
 def _dropout(s: Style) -> Parts:
     check = s.pick("not 0 <= p <= 1", "p < 0 or p > 1", "not (0.0 <= p <= 1.0)", weights=[4, 3, 1])
-    msg = s.pick('f"p must be in [0, 1], got {p}"', '"p must be between 0 and 1"', 'f"invalid dropout probability {p}"')
-    init = [f"if {check}:", f"    raise ValueError({msg})", s.pick("self.p = p", "self.p = float(p)", weights=[3, 1]),
-            "self.rng = rng", "self.training = True"]
+    msg = s.pick(
+        'f"p must be in [0, 1], got {p}"', '"p must be between 0 and 1"', 'f"invalid dropout probability {p}"'
+    )
+    init = [
+        f"if {check}:",
+        f"    raise ValueError({msg})",
+        s.pick("self.p = p", "self.p = float(p)", weights=[3, 1]),
+        "self.rng = rng",
+        "self.training = True",
+    ]
     if s.p(0.3):
         init[2], init[3] = init[3], init[2]
     train, ev = ["self.training = True", "return self"], ["self.training = False", "return self"]
     mask = s.name("keep", "mask", "keep_mask", "m")
-    draw = s.pick("self.rng.random(h.shape) >= self.p", "self.rng.random(h.shape) < 1 - self.p",
-                  "self.rng.binomial(1, 1 - self.p, size=h.shape)", "self.rng.uniform(size=h.shape) >= self.p",
-                  weights=[4, 2, 2, 1])
+    draw = s.pick(
+        "self.rng.random(h.shape) >= self.p",
+        "self.rng.random(h.shape) < 1 - self.p",
+        "self.rng.binomial(1, 1 - self.p, size=h.shape)",
+        "self.rng.uniform(size=h.shape) >= self.p",
+        weights=[4, 2, 2, 1],
+    )
     call: list[str] = []
     if s.p(0.5):
         call.append("h = np.asarray(h)")
@@ -380,7 +566,11 @@ def _dropout(s: Style) -> Parts:
         call += ["if not self.training or self.p == 0:", f"    return {same}"]
     else:
         call += ["if not self.training:", f"    return {same}", "if self.p == 0:", f"    return {same}"]
-    call += ["if self.p == 1:", f"    return {s.pick('np.zeros_like(h)', 'h * 0.0', 'np.zeros(h.shape, dtype=h.dtype)', weights=[5, 1, 1])}"]
+    call += [
+        "if self.p == 1:",
+        "    return "
+        + str(s.pick("np.zeros_like(h)", "h * 0.0", "np.zeros(h.shape, dtype=h.dtype)", weights=[5, 1, 1])),
+    ]
     call.append(f"{mask} = {draw}")
     out = s.pick("where", "mul_div", "scale", "fill", weights=[3, 3, 2, 1])
     if out == "where":
@@ -392,17 +582,30 @@ def _dropout(s: Style) -> Parts:
         call += [f"{scale} = 1.0 / (1.0 - self.p)", f"return h * {mask} * {scale}"]
     else:
         res = s.name("out", "result", "y")
-        call += [f"{res} = np.zeros_like(h)", f"{res}[{mask}.astype(bool)] = h[{mask}.astype(bool)] / (1 - self.p)",
-                 f"return {res}"]
-    return Parts({"Dropout.__init__": init, "Dropout.train": train, "Dropout.eval": ev, "Dropout.__call__": call},
-                 [], [])
+        call += [
+            f"{res} = np.zeros_like(h)",
+            f"{res}[{mask}.astype(bool)] = h[{mask}.astype(bool)] / (1 - self.p)",
+            f"return {res}",
+        ]
+    return Parts(
+        {"Dropout.__init__": init, "Dropout.train": train, "Dropout.eval": ev, "Dropout.__call__": call},
+        [],
+        [],
+    )
 
 
 def _numpy_forward(s: Style) -> Parts:
     helpers: list[str] = []
-    lin = s.pick("x @ W.T + b", "np.dot(x, W.T) + b", "np.matmul(x, W.transpose()) + b", 'np.einsum("ni,oi->no", x, W) + b',
-                 weights=[5, 3, 2, 1])
-    relu = s.pick("np.maximum({}, 0)", "np.maximum({}, 0.0)", "np.clip({}, 0, None)", "helper", weights=[4, 2, 2, 2])
+    lin = s.pick(
+        "x @ W.T + b",
+        "np.dot(x, W.T) + b",
+        "np.matmul(x, W.transpose()) + b",
+        'np.einsum("ni,oi->no", x, W) + b',
+        weights=[5, 3, 2, 1],
+    )
+    relu = s.pick(
+        "np.maximum({}, 0)", "np.maximum({}, 0.0)", "np.clip({}, 0, None)", "helper", weights=[4, 2, 2, 2]
+    )
     if relu == "helper":
         fn = s.name("relu", "_relu", "rectify")
         helpers += [f"def {fn}(a):", "    return np.maximum(a, 0)", ""]
@@ -410,22 +613,40 @@ def _numpy_forward(s: Style) -> Parts:
     z = s.name("z", "h", "a", "x_std")
     last = s.pick("[..., 0]", "[:, 0]", ".reshape(-1)", ".squeeze(-1)", ".ravel()", weights=[3, 3, 2, 2, 1])
     form = s.pick("steps", "loop", weights=[3, 2])
-    body = [f"{z} = ({s.pick('np.asarray(x)', 'x')} - state[\"x_mean\"]) / state[\"x_std\"]"]
+    body = [f'{z} = ({s.pick("np.asarray(x)", "x")} - state["x_mean"]) / state["x_std"]']
     if form == "steps":
-        body += [f'{z} = {relu.format(f"linear({z}, state[{chr(34)}hidden.0.weight{chr(34)}], state[{chr(34)}hidden.0.bias{chr(34)}])")}',
-                 f'{z} = {relu.format(f"linear({z}, state[{chr(34)}hidden.3.weight{chr(34)}], state[{chr(34)}hidden.3.bias{chr(34)}])")}',
-                 f'return linear({z}, state["head.weight"], state["head.bias"]){last}']
+        body += [
+            f"{z} = " + relu.format(f'linear({z}, state["hidden.0.weight"], state["hidden.0.bias"])'),
+            f"{z} = " + relu.format(f'linear({z}, state["hidden.3.weight"], state["hidden.3.bias"])'),
+            f'return linear({z}, state["head.weight"], state["head.bias"]){last}',
+        ]
     else:
-        body += [f'for name in ("hidden.0", "hidden.3"):',
-                 f'    {z} = {relu.format(f"linear({z}, state[name + {chr(34)}.weight{chr(34)}], state[name + {chr(34)}.bias{chr(34)}])")}',
-                 f'out = linear({z}, state["head.weight"], state["head.bias"])', f"return out{last}"]
+        body += [
+            'for name in ("hidden.0", "hidden.3"):',
+            f"    {z} = " + relu.format(f'linear({z}, state[name + ".weight"], state[name + ".bias"])'),
+            f'out = linear({z}, state["head.weight"], state["head.bias"])',
+            f"return out{last}",
+        ]
     if form == "steps" and s.p(0.3):
         names = s.pick(("W1", "b1", "W2", "b2", "W3", "b3"), ("w0", "c0", "w1", "c1", "w2", "c2"))
-        keys = ("hidden.0.weight", "hidden.0.bias", "hidden.3.weight", "hidden.3.bias", "head.weight", "head.bias")
+        keys = (
+            "hidden.0.weight",
+            "hidden.0.bias",
+            "hidden.3.weight",
+            "hidden.3.bias",
+            "head.weight",
+            "head.bias",
+        )
         unpack = [f'{n} = state["{k}"]' for n, k in zip(names, keys, strict=True)]
-        body = body[:1] + unpack + [f"{z} = {relu.format(f'linear({z}, {names[0]}, {names[1]})')}",
-                                    f"{z} = {relu.format(f'linear({z}, {names[2]}, {names[3]})')}",
-                                    f"return linear({z}, {names[4]}, {names[5]}){last}"]
+        body = (
+            body[:1]
+            + unpack
+            + [
+                f"{z} = {relu.format(f'linear({z}, {names[0]}, {names[1]})')}",
+                f"{z} = {relu.format(f'linear({z}, {names[2]}, {names[3]})')}",
+                f"return linear({z}, {names[4]}, {names[5]}){last}",
+            ]
+        )
     linear = [f"return {lin}"] if s.p(0.7) else [f"{s.name('y', 'out', 'result')} = {lin}", "return {}"]
     if len(linear) == 2:
         linear[1] = linear[1].format(linear[0].split(" =")[0])
@@ -433,8 +654,13 @@ def _numpy_forward(s: Style) -> Parts:
 
 
 WRITERS: dict[str, Callable[[Style], Parts]] = {
-    "tinynet.py": _tinynet, "delivery.py": _delivery, "counting.py": _counting, "containers.py": _containers,
-    "checkpoint.py": _checkpoint, "dropout.py": _dropout, "numpy_forward.py": _numpy_forward,
+    "tinynet.py": _tinynet,
+    "delivery.py": _delivery,
+    "counting.py": _counting,
+    "containers.py": _containers,
+    "checkpoint.py": _checkpoint,
+    "dropout.py": _dropout,
+    "numpy_forward.py": _numpy_forward,
 }
 
 
@@ -453,7 +679,7 @@ def fill(stub: str, parts: Parts, style: Style) -> str:
     last_import = max(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
     extra = [imp for imp in dict.fromkeys(parts.imports) if imp not in lines]
     helpers = ["", "", *parts.helpers] if parts.helpers else []
-    lines[last_import + 1:last_import + 1] = extra + helpers
+    lines[last_import + 1 : last_import + 1] = extra + helpers
     return "\n".join(lines)
 
 
@@ -461,12 +687,17 @@ def _drop_docstrings(text: str) -> str:
     tree = ast.parse(text)
     spans = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.body and isinstance(node.body[0], ast.Expr) \
-                and isinstance(node.body[0].value, ast.Constant) and len(node.body) > 1:
+        if (
+            isinstance(node, ast.FunctionDef | ast.ClassDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+            and len(node.body) > 1
+        ):
             spans.append((node.body[0].lineno, node.body[0].end_lineno or node.body[0].lineno))
     lines = text.split("\n")
     for first, last in sorted(spans, reverse=True):
-        del lines[first - 1:last]
+        del lines[first - 1 : last]
     return "\n".join(lines)
 
 
@@ -482,7 +713,9 @@ def fixed_styles() -> dict[str, list[str]]:
     return out
 
 
-def independent_student(index: int, seed: int = 0, fixed: dict[str, list[str]] | None = None) -> dict[str, str]:
+def independent_student(
+    index: int, seed: int = 0, fixed: dict[str, list[str]] | None = None
+) -> dict[str, str]:
     """Student `index`'s own seven files (the first few of each task are the hand-written ones)."""
     style = Style(seed * 1_000_003 + index)
     files = {}
@@ -497,13 +730,45 @@ def independent_student(index: int, seed: int = 0, fixed: dict[str, list[str]] |
 
 # ----------------------------------------------------------------------------- disguises
 
-CONTRACT = {"TinyNet", "train_tinynet", "DeliveryMLP", "predict", "count_linear_stack", "count_parameters",
-            "per_layer", "FixedMLP", "TwoHead", "save_weights", "load_weights", "load_partial", "Dropout",
-            "linear", "delivery_forward", "forward", "train", "eval", "self", "cls"}
+CONTRACT = {
+    "TinyNet",
+    "train_tinynet",
+    "DeliveryMLP",
+    "predict",
+    "count_linear_stack",
+    "count_parameters",
+    "per_layer",
+    "FixedMLP",
+    "TwoHead",
+    "save_weights",
+    "load_weights",
+    "load_partial",
+    "Dropout",
+    "linear",
+    "delivery_forward",
+    "forward",
+    "train",
+    "eval",
+    "self",
+    "cls",
+}
 WORDS = ("val", "tmp", "thing", "acc", "buf", "res", "item", "data", "var", "cur", "obj", "elem", "arr", "q")
 
 
-ATTRIBUTES = {"fc1", "fc2", "hidden", "head", "layers", "body", "heads", "p", "rng", "training", "x_mean", "x_std"}
+ATTRIBUTES = {
+    "fc1",
+    "fc2",
+    "hidden",
+    "head",
+    "layers",
+    "body",
+    "heads",
+    "p",
+    "rng",
+    "training",
+    "x_mean",
+    "x_std",
+}
 
 
 class _Renamer(ast.NodeTransformer):
@@ -534,8 +799,12 @@ class _Renamer(ast.NodeTransformer):
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
-    imported = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)
-                for a in n.names}
+    imported = {
+        a.asname or a.name.split(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for a in n.names
+    }
     keywords_used = {k.arg for n in ast.walk(tree) if isinstance(n, ast.Call) for k in n.keywords if k.arg}
     bound = set()
     for node in ast.walk(tree):
@@ -546,8 +815,30 @@ def _bound_names(tree: ast.Module) -> set[str]:
         elif isinstance(node, ast.FunctionDef):
             bound.add(node.name)
     # Arguments callers pass by keyword (epochs=..., trainable_only=...) keep their names: the contract.
-    contract_args = {"epochs", "lr", "bias", "trainable_only", "p_drop", "x_mean", "x_std", "p", "rng", "path",
-                     "model", "in_features", "hidden", "out_features", "sizes", "state", "x", "h", "X", "y", "W", "b"}
+    contract_args = {
+        "epochs",
+        "lr",
+        "bias",
+        "trainable_only",
+        "p_drop",
+        "x_mean",
+        "x_std",
+        "p",
+        "rng",
+        "path",
+        "model",
+        "in_features",
+        "hidden",
+        "out_features",
+        "sizes",
+        "state",
+        "x",
+        "h",
+        "X",
+        "y",
+        "W",
+        "b",
+    }
     dunders = {name for name in bound if name.startswith("__") and name.endswith("__")}
     return bound - imported - CONTRACT - keywords_used - contract_args - dunders - {"_"}
 
@@ -569,9 +860,14 @@ def _independent(a: ast.stmt, b: ast.stmt) -> bool:
         return False
     ra, wa = _reads_writes(a)
     rb, wb = _reads_writes(b)
-    calls = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in
-                ("append", "backward", "step", "zero_grad", "register_buffer", "eval", "train", "load_state_dict")
-                for s in (a, b) for n in ast.walk(s))
+    calls = any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr
+        in ("append", "backward", "step", "zero_grad", "register_buffer", "eval", "train", "load_state_dict")
+        for s in (a, b)
+        for n in ast.walk(s)
+    )
     return not calls and not (wa & (rb | wb)) and not (wb & ra)
 
 
@@ -602,7 +898,9 @@ class _Restructure(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.target, ast.Name):
             load = ast.Name(node.target.id, ast.Load())
-            return ast.Assign([ast.Name(node.target.id, ast.Store())], ast.BinOp(load, node.op, node.value), lineno=0)
+            return ast.Assign(
+                [ast.Name(node.target.id, ast.Store())], ast.BinOp(load, node.op, node.value), lineno=0
+            )
         return node
 
     def _body(self, body: list[ast.stmt]) -> list[ast.stmt]:
@@ -611,26 +909,49 @@ class _Restructure(ast.NodeTransformer):
         while i < len(body):
             s, nxt = body[i], body[i + 1] if i + 1 < len(body) else None
             # acc = [] ; for t in it: acc.append(e)  ->  acc = [e for t in it]
-            if isinstance(s, ast.Assign) and isinstance(s.value, ast.List) and not s.value.elts and len(s.targets) == 1 \
-                    and isinstance(s.targets[0], ast.Name) and isinstance(nxt, ast.For) and len(nxt.body) == 1 \
-                    and not nxt.orelse and isinstance(nxt.body[0], ast.Expr) and isinstance(nxt.body[0].value, ast.Call) \
-                    and isinstance(nxt.body[0].value.func, ast.Attribute) and nxt.body[0].value.func.attr == "append" \
-                    and isinstance(nxt.body[0].value.func.value, ast.Name) \
-                    and nxt.body[0].value.func.value.id == s.targets[0].id and len(nxt.body[0].value.args) == 1:
-                comp = ast.ListComp(nxt.body[0].value.args[0], [ast.comprehension(nxt.target, nxt.iter, [], 0)])
+            if (
+                isinstance(s, ast.Assign)
+                and isinstance(s.value, ast.List)
+                and not s.value.elts
+                and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name)
+                and isinstance(nxt, ast.For)
+                and len(nxt.body) == 1
+                and not nxt.orelse
+                and isinstance(nxt.body[0], ast.Expr)
+                and isinstance(nxt.body[0].value, ast.Call)
+                and isinstance(nxt.body[0].value.func, ast.Attribute)
+                and nxt.body[0].value.func.attr == "append"
+                and isinstance(nxt.body[0].value.func.value, ast.Name)
+                and nxt.body[0].value.func.value.id == s.targets[0].id
+                and len(nxt.body[0].value.args) == 1
+            ):
+                comp = ast.ListComp(
+                    nxt.body[0].value.args[0], [ast.comprehension(nxt.target, nxt.iter, [], 0)]
+                )
                 out.append(ast.Assign(s.targets, comp, lineno=0))
                 i += 2
                 continue
             # acc = [e for t in it if c]  ->  acc = [] ; for t in it: if c: acc.append(e)
-            if isinstance(s, ast.Assign) and isinstance(s.value, ast.ListComp) and len(s.value.generators) == 1 \
-                    and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            if (
+                isinstance(s, ast.Assign)
+                and isinstance(s.value, ast.ListComp)
+                and len(s.value.generators) == 1
+                and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name)
+            ):
                 gen, name = s.value.generators[0], s.targets[0].id
-                inner: ast.stmt = ast.Expr(ast.Call(ast.Attribute(ast.Name(name, ast.Load()), "append", ast.Load()),
-                                                    [s.value.elt], []))
+                inner: ast.stmt = ast.Expr(
+                    ast.Call(
+                        ast.Attribute(ast.Name(name, ast.Load()), "append", ast.Load()), [s.value.elt], []
+                    )
+                )
                 for cond in reversed(gen.ifs):
                     inner = ast.If(cond, [inner], [])
-                out += [ast.Assign([ast.Name(name, ast.Store())], ast.List([], ast.Load()), lineno=0),
-                        ast.For(gen.target, gen.iter, [inner], [], lineno=0)]
+                out += [
+                    ast.Assign([ast.Name(name, ast.Store())], ast.List([], ast.Load()), lineno=0),
+                    ast.For(gen.target, gen.iter, [inner], [], lineno=0),
+                ]
                 i += 1
                 continue
             out.append(s)
@@ -648,19 +969,32 @@ class _Restructure(ast.NodeTransformer):
 
 def _pad(tree: ast.Module, rng: random.Random) -> None:
     """Dead code: an unused helper, unused variables in functions, a debug block that never runs."""
-    helper = ast.parse(rng.choice([
-        "def _describe(obj):\n    text = str(obj)\n    return text.strip()[:80]\n",
-        "def _check_shape(t, n):\n    if len(t.shape) != n:\n        print('unexpected shape', t.shape)\n    return t\n",
-        "def _debug(*args):\n    if False:\n        print(*args)\n",
-    ])).body[0]
+    helper = ast.parse(
+        rng.choice(
+            [
+                "def _describe(obj):\n    text = str(obj)\n    return text.strip()[:80]\n",
+                "def _check_shape(t, n):\n    if len(t.shape) != n:\n"
+                "        print('unexpected shape', t.shape)\n    return t\n",
+                "def _debug(*args):\n    if False:\n        print(*args)\n",
+            ]
+        )
+    ).body[0]
     first_def = next(i for i, n in enumerate(tree.body) if isinstance(n, ast.FunctionDef | ast.ClassDef))
     tree.body.insert(first_def, helper)
     debug = ast.parse("DEBUG = False\n").body[0]
     tree.body.insert(first_def, debug)
     for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node is not helper and len(node.body) > 1 and rng.random() < 0.7:
-            extra = ast.parse(rng.choice(["unused = 0\n", "steps_done = []\n", "note = 'ok'\n",
-                                          "if DEBUG:\n    print('called')\n"])).body[0]
+        if (
+            isinstance(node, ast.FunctionDef)
+            and node is not helper
+            and len(node.body) > 1
+            and rng.random() < 0.7
+        ):
+            extra = ast.parse(
+                rng.choice(
+                    ["unused = 0\n", "steps_done = []\n", "note = 'ok'\n", "if DEBUG:\n    print('called')\n"]
+                )
+            ).body[0]
             node.body.insert(1 if ast.get_docstring(node) else 0, extra)
 
 
@@ -668,7 +1002,9 @@ def disguise(text: str, level: int, rng: random.Random) -> str:
     """`text` copied and disguised up to `level` (0..4, LEVELS)."""
     if level == 0:
         lines = [line for line in text.split("\n") if not line.strip().startswith("#")]
-        return "\n".join(line.rstrip() + ("  # ok" if rng.random() < 0.1 and line.strip() else "") for line in lines)
+        return "\n".join(
+            line.rstrip() + ("  # ok" if rng.random() < 0.1 and line.strip() else "") for line in lines
+        )
     tree = ast.parse(text)
     tree = _Renamer(rng, _bound_names(tree)).visit(tree)
     if level >= 2:

@@ -39,15 +39,21 @@ Ranked = tuple[list[tuple[Item, float]], list[tuple[frozenset[str], float]]]  # 
 
 
 def documents(people: dict[str, dict[str, str]], files: dict[str, str]) -> list[Document]:
-    return [Document(Source(CLASS, student), files[name], name, text)
-            for student, own in sorted(people.items()) for name, text in sorted(own.items())]
+    return [
+        Document(Source(CLASS, student), files[name], name, text)
+        for student, own in sorted(people.items())
+        for name, text in sorted(own.items())
+    ]
 
 
 def rank_kit(method: str) -> Callable[[list[Document], dict[str, list[str]]], Ranked]:
     def rank(docs: list[Document], boiler: dict[str, list[str]]) -> Ranked:
         found = compare(docs, boiler, method=method, floor=1e-9, jobs=1)
-        return ([((frozenset((m.a.source.name, m.b.source.name)), m.task), m.score) for m in found.matches],
-                [(frozenset((p.a.name, p.b.name)), p.score) for p in found.pairs])
+        return (
+            [((frozenset((m.a.source.name, m.b.source.name)), m.task), m.score) for m in found.matches],
+            [(frozenset((p.a.name, p.b.name)), p.score) for p in found.pairs],
+        )
+
     return rank
 
 
@@ -70,8 +76,14 @@ def rank_copydetect(docs: list[Document], boiler: dict[str, list[str]]) -> Ranke
                     path = folder / f"{d.source.name}.py"
                     path.write_text(d.text, encoding="utf-8")
                     owner[str(path)] = d.source.name
-            detector = CopyDetector(test_dirs=[str(folder)], boilerplate_dirs=[str(stubs)], extensions=["py"],
-                                    silent=True, autoopen=False, display_t=0.0)
+            detector = CopyDetector(
+                test_dirs=[str(folder)],
+                boilerplate_dirs=[str(stubs)],
+                extensions=["py"],
+                silent=True,
+                autoopen=False,
+                display_t=0.0,
+            )
             detector.run()
             seen = set()
             for i, a in enumerate(detector.test_files):
@@ -89,8 +101,9 @@ def rank_copydetect(docs: list[Document], boiler: dict[str, list[str]]) -> Ranke
     return sorted(ranked, key=lambda r: -r[1]), sorted(pairs.items(), key=lambda r: -r[1])
 
 
-def pair_quality(ranked: list[tuple[frozenset[str], float]], planted: set[frozenset[str]],
-                 threshold: float | None) -> dict[str, float]:
+def pair_quality(
+    ranked: list[tuple[frozenset[str], float]], planted: set[frozenset[str]], threshold: float | None
+) -> dict[str, float]:
     k = len(planted)
     hits = sum(pair in planted for pair, _ in ranked[:k])
     precisions, found = [], 0
@@ -108,7 +121,9 @@ def pair_quality(ranked: list[tuple[frozenset[str], float]], planted: set[frozen
     return out
 
 
-def quality(ranked: list[tuple[Item, float]], planted: dict[Item, int], threshold: float | None) -> dict[str, float]:
+def quality(
+    ranked: list[tuple[Item, float]], planted: dict[Item, int], threshold: float | None
+) -> dict[str, float]:
     """Precision and recall at k = the planted items, average precision, recall at k per level."""
     k = len(planted)
     top = [item for item, _ in ranked[:k]]
@@ -154,7 +169,9 @@ def speed(count: int, jobs: int, seed: int) -> dict[str, float]:
             "print(json.dumps({'seconds': seconds, 'peak_mib': peak / 1024, 'pairs': len(found.pairs),"
             " 'submissions': len(subs)}))\n"
         )
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+        )
         return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
@@ -173,11 +190,16 @@ def main() -> None:
     planted = {(frozenset((p.copier, p.source)), files[p.file]): p.level for p in planted_list}
     docs = documents(people, files)
     boiler = boilerplate(assignment)
-    print(f"class: {args.students} independent students + {args.copiers} copiers (seed {args.seed}), "
-          f"{len(docs)} files; planted files per disguise level: "
-          + ", ".join(f"{n} {sum(v == i for v in planted.values())}" for i, n in enumerate(LEVELS)))
+    print(
+        f"class: {args.students} independent students + {args.copiers} copiers (seed {args.seed}), "
+        f"{len(docs)} files; planted files per disguise level: "
+        + ", ".join(f"{n} {sum(v == i for v in planted.values())}" for i, n in enumerate(LEVELS))
+    )
     methods: dict[str, Callable[[list[Document], dict[str, list[str]]], Ranked]] = {
-        "syntax (default)": rank_kit("syntax"), "tokens": rank_kit("tokens"), "both": rank_kit("both")}
+        "syntax (default)": rank_kit("syntax"),
+        "tokens": rank_kit("tokens"),
+        "both": rank_kit("both"),
+    }
     if not args.no_copydetect:
         try:
             import copydetect  # noqa: F401
@@ -191,26 +213,45 @@ def main() -> None:
         started = time.monotonic()
         by_file, by_pair = rank(docs, boiler)
         kit = not name.startswith("copydetect")
-        results[name] = (quality(by_file, planted, None), pair_quality(by_pair, planted_pairs,
-                                                                       DEFAULT_THRESHOLD if kit else None),
-                         time.monotonic() - started)
+        results[name] = (
+            quality(by_file, planted, None),
+            pair_quality(by_pair, planted_pairs, DEFAULT_THRESHOLD if kit else None),
+            time.monotonic() - started,
+        )
     print(f"\nper file: k = {len(planted)} planted (pair, file) items among every pair of files of a task")
-    print(f"{'method':<18}{'P@k':>6}{'R@k':>6}{'AP':>6}   recall@k by disguise: "
-          + " ".join(f"{n[:7]:>8}" for n in LEVELS) + f"{'time':>8}")
+    print(
+        f"{'method':<18}{'P@k':>6}{'R@k':>6}{'AP':>6}   recall@k by disguise: "
+        + " ".join(f"{n[:7]:>8}" for n in LEVELS)
+        + f"{'time':>8}"
+    )
     for name, (q, _, seconds) in results.items():
         levels = " ".join(f"{q[f'r@k {n}']:>8.2f}" for n in LEVELS)
-        print(f"{name:<18}{q['p_at_k']:>6.2f}{q['r_at_k']:>6.2f}{q['ap']:>6.2f}   {' ' * 21}{levels}{seconds:>7.1f}s")
-    print(f"\nper pair of students (evidence of all their files): k = {len(planted_pairs)} planted pairs; "
-          f"the report flags score >= {DEFAULT_THRESHOLD}")
+        print(
+            f"{name:<18}{q['p_at_k']:>6.2f}{q['r_at_k']:>6.2f}{q['ap']:>6.2f}"
+            f"   {' ' * 21}{levels}{seconds:>7.1f}s"
+        )
+    print(
+        f"\nper pair of students (evidence of all their files): k = {len(planted_pairs)} planted pairs; "
+        f"the report flags score >= {DEFAULT_THRESHOLD}"
+    )
     print(f"{'method':<18}{'P@k':>6}{'R@k':>6}{'AP':>6}   flagged (precision, recall), top independent pair")
     for name, (_, q, _) in results.items():
-        flagged = (f"{int(q['flagged'])} ({q['flagged_precision']:.2f}, {q['flagged_recall']:.2f}), "
-                   f"{q['top_independent']:.2f}") if "flagged" in q else "-"
+        flagged = (
+            (
+                f"{int(q['flagged'])} ({q['flagged_precision']:.2f}, {q['flagged_recall']:.2f}), "
+                f"{q['top_independent']:.2f}"
+            )
+            if "flagged" in q
+            else "-"
+        )
         print(f"{name:<18}{q['p_at_k']:>6.2f}{q['r_at_k']:>6.2f}{q['ap']:>6.2f}   {flagged}")
     if args.speed:
         s = speed(args.speed, args.jobs, args.seed)
-        print(f"speed: {int(s['submissions'])} submissions of 7 files, --jobs {args.jobs}: {s['seconds']:.1f} s "
-              f"end to end (goal 60 s), peak memory {s['peak_mib']:.0f} MiB, {int(s['pairs'])} rows above the floor")
+        print(
+            f"speed: {int(s['submissions'])} submissions of 7 files, --jobs {args.jobs}: "
+            f"{s['seconds']:.1f} s end to end (goal 60 s), peak memory {s['peak_mib']:.0f} MiB, "
+            f"{int(s['pairs'])} rows above the floor"
+        )
 
 
 if __name__ == "__main__":

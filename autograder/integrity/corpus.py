@@ -28,7 +28,8 @@ class CorpusError(AutograderError):
 def listed(folder: Path) -> list[Path]:
     """One entry per student: folders, zips, notebooks and .py files, in name order; hidden ones skipped."""
     return sorted(
-        p for p in folder.iterdir()
+        p
+        for p in folder.iterdir()
         if not p.name.startswith((".", "_")) and (p.is_dir() or p.suffix.lower() in (".zip", ".py", ".ipynb"))
     )
 
@@ -45,8 +46,11 @@ def documents_of(source: Source, files: Mapping[str, bytes], assignment: Assignm
 
 def class_documents(assignment: Assignment, submissions: Mapping[str, Collected]) -> list[Document]:
     """This class's documents, from submissions already read (student -> collected files)."""
-    return [d for student, collected in sorted(submissions.items())
-            for d in documents_of(Source(CLASS, student), collected.files, assignment)]
+    return [
+        d
+        for student, collected in sorted(submissions.items())
+        for d in documents_of(Source(CLASS, student), collected.files, assignment)
+    ]
 
 
 def read_submissions(folder: Path, assignment: Assignment) -> dict[str, Collected]:
@@ -65,12 +69,19 @@ def read_other(path: Path, assignment: Assignment, side: str) -> list[Document]:
     if kept.is_file():
         try:
             data = json.loads(kept.read_text(encoding="utf-8"))
-            stored = {str(s): {str(f): str(t).encode() for f, t in files.items()} for s, files in data.items()}
+            stored = {
+                str(s): {str(f): str(t).encode() for f, t in files.items()} for s, files in data.items()
+            }
         except (OSError, ValueError, AttributeError) as exc:
-            raise CorpusError(f"{kept}: cannot be read ({exc}); run `autograder similarity` on that term "
-                              "again, or give its submissions folder") from None
-        return [d for student, files in sorted(stored.items())
-                for d in documents_of(Source(side, student, origin), files, assignment)]
+            raise CorpusError(
+                f"{kept}: cannot be read ({exc}); run `autograder similarity` on that term "
+                "again, or give its submissions folder"
+            ) from None
+        return [
+            d
+            for student, files in sorted(stored.items())
+            for d in documents_of(Source(side, student, origin), files, assignment)
+        ]
     task_files = {t.file for t in assignment.tasks}
     single = path.is_file() or any((path / f).is_file() for f in task_files)
     docs = []
@@ -79,8 +90,10 @@ def read_other(path: Path, assignment: Assignment, side: str) -> list[Document]:
         source = Source(side, student_name(entry), "" if single else origin)  # one solution: its own name
         docs += documents_of(source, collected.files, assignment)
     if not docs:
-        raise CorpusError(f"{path}: holds none of the task files ({', '.join(sorted(task_files))}); give a "
-                          "folder of submissions, an earlier OUT, or one solution")
+        raise CorpusError(
+            f"{path}: holds none of the task files ({', '.join(sorted(task_files))}); give a "
+            "folder of submissions, an earlier OUT, or one solution"
+        )
     return docs
 
 
@@ -124,8 +137,10 @@ def boilerplate(assignment: Assignment) -> dict[str, list[str]]:
     """Task -> what is nobody's evidence: its stub, the code its docstrings spell, the given files."""
     given = []
     for name in assignment.given:
-        for folder in (assignment.root / "assignments" / (assignment.content or assignment.id),
-                       assignment.solutions):
+        for folder in (
+            assignment.root / "assignments" / (assignment.content or assignment.id),
+            assignment.solutions,
+        ):
             if (folder / name).is_file():
                 given.append((folder / name).read_text(encoding="utf-8"))
                 break

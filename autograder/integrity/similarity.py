@@ -135,13 +135,14 @@ def _prints_of(job: tuple[str, frozenset[int], list[str]]) -> list[list[Print]]:
     return [fingerprint(t, method, boiler) for t in texts]
 
 
-def fingerprint_all(texts: Sequence[str], method: str, boiler: frozenset[int] = frozenset(),
-                    jobs: int = 1) -> list[list[Print]]:
+def fingerprint_all(
+    texts: Sequence[str], method: str, boiler: frozenset[int] = frozenset(), jobs: int = 1
+) -> list[list[Print]]:
     """Every text's fingerprints, on `jobs` processes (spawned: the caller may hold threads)."""
     if jobs <= 1 or len(texts) < 64:
         return [fingerprint(t, method, boiler) for t in texts]
     size = max(16, len(texts) // (jobs * 4))
-    chunks = [(method, boiler, list(texts[i:i + size])) for i in range(0, len(texts), size)]
+    chunks = [(method, boiler, list(texts[i : i + size])) for i in range(0, len(texts), size)]
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         return [p for chunk in pool.map(_prints_of, chunks) for p in chunk]
 
@@ -158,7 +159,7 @@ def boilerplate_prints(texts: Sequence[str], method: str) -> frozenset[int]:
     return found
 
 
-def _spans(prints: Iterable[Print], boiler: set[int]) -> dict[int, list[Span]]:
+def _spans(prints: Iterable[Print], boiler: frozenset[int]) -> dict[int, list[Span]]:
     spans: dict[int, list[Span]] = defaultdict(list)
     for p in prints:
         if p.hash not in boiler:
@@ -167,8 +168,13 @@ def _spans(prints: Iterable[Print], boiler: set[int]) -> dict[int, list[Span]]:
 
 
 def compare(
-    documents: Sequence[Document], boilerplate: Mapping[str, Sequence[str]] | None = None, *,
-    method: str = "syntax", floor: float = DEFAULT_FLOOR, half: float = DEFAULT_HALF, jobs: int = 1,
+    documents: Sequence[Document],
+    boilerplate: Mapping[str, Sequence[str]] | None = None,
+    *,
+    method: str = "syntax",
+    floor: float = DEFAULT_FLOOR,
+    half: float = DEFAULT_HALF,
+    jobs: int = 1,
 ) -> Comparison:
     """Pairs of documents of the same task (at least one of this class) scoring `floor` or more,
     and pairs of sources over all their files, highest first. `boilerplate`: task -> texts whose
@@ -203,17 +209,22 @@ def compare(
     pair_scores = score_of(total, half)
     is_class = np.array([s.side == CLASS for s in sources])
     pairs = [
-        PairEvidence(sources[int(i)], sources[int(j)], round(float(total[i, j]), 2),
-                     round(float(pair_scores[i, j]), 4),
-                     tuple(sorted(files.get(frozenset((sources[int(i)], sources[int(j)])), ()))))
+        PairEvidence(
+            sources[int(i)],
+            sources[int(j)],
+            round(float(total[i, j]), 2),
+            round(float(pair_scores[i, j]), 4),
+            tuple(sorted(files.get(frozenset((sources[int(i)], sources[int(j)])), ()))),
+        )
         for i, j in np.argwhere(np.triu(pair_scores >= floor, 1) & is_class[:, None])
     ]
     pairs.sort(key=lambda p: (-p.score, p.a.label, p.b.label))
     return Comparison(tuple(matches), tuple(pairs))
 
 
-def _score_task(docs: list[Document], spans: list[dict[int, list[Span]]], floor: float,
-                half: float) -> tuple[list[Match], np.ndarray]:
+def _score_task(
+    docs: list[Document], spans: list[dict[int, list[Span]]], floor: float, half: float
+) -> tuple[list[Match], np.ndarray]:
     """The task's pairs scoring `floor` or more, and the evidence of every pair (n x n, nats)."""
     n = len(docs)
     if n < 2:

@@ -21,8 +21,18 @@ from autograder.integrity.tokens import BUILTINS, imported_names
 _SKIPPED_FIELDS = {"ctx", "type_comment", "annotation", "returns", "kind", "type_params", "is_async"}
 _BODIES = {"body", "orelse", "finalbody", "handlers"}
 _NAMED = {"name", "arg", "asname"}  # identifiers the file chooses: abstracted
-_COLLECTORS = {"sum": "sum", "list": "list", "set": "set", "tuple": "list", "sorted": "list",
-               "any": "any", "all": "all", "max": "max", "min": "min", "dict": "dict"}
+_COLLECTORS = {
+    "sum": "sum",
+    "list": "list",
+    "set": "set",
+    "tuple": "list",
+    "sorted": "list",
+    "any": "any",
+    "all": "all",
+    "max": "max",
+    "min": "min",
+    "dict": "dict",
+}
 _KIND = {ast.ListComp: "list", ast.SetComp: "set", ast.GeneratorExp: "gen", ast.DictComp: "dict"}
 
 Hashed = tuple[int, int]  # (hash, number of nodes)
@@ -107,8 +117,11 @@ class _Canon:
 
     def _FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Hashed:
         dunder = node.name if node.name.startswith("__") and node.name.endswith("__") else ""
-        parts = [self.visit(node.args), self._join("decorators", [self.visit(d) for d in node.decorator_list]),
-                 self._block(node.body)]
+        parts = [
+            self.visit(node.args),
+            self._join("decorators", [self.visit(d) for d in node.decorator_list]),
+            self._block(node.body),
+        ]
         return self._join(f"def{dunder}", parts)
 
     _AsyncFunctionDef = _FunctionDef
@@ -118,13 +131,25 @@ class _Canon:
         return self._join("class", parts)
 
     def _Call(self, node: ast.Call) -> Hashed:
-        if isinstance(node.func, ast.Name) and node.func.id in _COLLECTORS and node.func.id not in self.imports \
-                and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.GeneratorExp):
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id in _COLLECTORS
+            and node.func.id not in self.imports
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.GeneratorExp)
+        ):
             gen = node.args[0]
             return self._comprehension(_COLLECTORS[node.func.id], gen.generators, [self.visit(gen.elt)])
         keywords = sorted(self._join(f"kw={k.arg}", [self.visit(k.value)]) for k in node.keywords)
-        return self._join("call", [self.visit(node.func), self._join("args", [self.visit(a) for a in node.args]),
-                                   self._join("kwargs", keywords)])
+        return self._join(
+            "call",
+            [
+                self.visit(node.func),
+                self._join("args", [self.visit(a) for a in node.args]),
+                self._join("kwargs", keywords),
+            ],
+        )
 
     def _ListComp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -> Hashed:
         return self._comprehension(_KIND[type(node)], node.generators, [self.visit(node.elt)])
@@ -135,8 +160,12 @@ class _Canon:
         return self._comprehension("dict", node.generators, [self.visit(node.key), self.visit(node.value)])
 
     def _comprehension(self, kind: str, generators: list[ast.comprehension], element: list[Hashed]) -> Hashed:
-        gens = [self._join("gen", [self.visit(g.target), self.visit(g.iter),
-                                   *sorted(self.visit(c) for c in g.ifs)]) for g in generators]
+        gens = [
+            self._join(
+                "gen", [self.visit(g.target), self.visit(g.iter), *sorted(self.visit(c) for c in g.ifs)]
+            )
+            for g in generators
+        ]
         return self._join(f"compr={'list' if kind == 'gen' else kind}", [*gens, *element])
 
     def _For(self, node: ast.For) -> Hashed:
@@ -160,13 +189,22 @@ class _Canon:
         target: ast.expr | None = None
         element: list[ast.expr] = []
         kind = ""
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and len(stmt.value.args) == 1 \
-                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr in ("append", "add"):
+        if (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and len(stmt.value.args) == 1
+            and isinstance(stmt.value.func, ast.Attribute)
+            and stmt.value.func.attr in ("append", "add")
+        ):
             kind = "list" if stmt.value.func.attr == "append" else "set"
             target, element = stmt.value.func.value, [stmt.value.args[0]]
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
             kind, target, element = "sum", stmt.target, [stmt.value]
-        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
+        elif (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Subscript)
+        ):
             kind, target = "dict", stmt.targets[0].value
             element = [stmt.targets[0].slice, stmt.value]
         if target is None:
@@ -181,8 +219,12 @@ def _inert(statement: ast.stmt) -> bool:
         return True
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
         return True
-    return isinstance(statement, ast.If) and isinstance(statement.test, ast.Constant) \
-        and not statement.test.value and not statement.orelse
+    return (
+        isinstance(statement, ast.If)
+        and isinstance(statement.test, ast.Constant)
+        and not statement.test.value
+        and not statement.orelse
+    )
 
 
 def syntax_prints(text: str, min_size: int = 4, boiler: frozenset[int] = frozenset()) -> list[Print] | None:

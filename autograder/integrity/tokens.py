@@ -25,8 +25,10 @@ _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, t
 _IMPORT = re.compile(r"^\s*import\s+(.+)$", re.M)
 _FROM = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+\(?([^)\n]+)\)?", re.M)
 # What the fallback reads when the file does not tokenize (an unclosed bracket, a bad indent).
-_ROUGH = re.compile(r"#[^\n]*|\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|\"[^\"\n]*\"|'[^'\n]*'|[A-Za-z_]\w*"
-                    r"|\d[\w.]*|\n|\S")
+_ROUGH = re.compile(
+    r"#[^\n]*|\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|\"[^\"\n]*\"|'[^'\n]*'|[A-Za-z_]\w*"
+    r"|\d[\w.]*|\n|\S"
+)
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,11 @@ def _from_tokenize(text: str, imports: dict[str, str]) -> list[Token]:
     previous = tokenize.NEWLINE
     for i, tok in enumerate(raw):
         kind, line = tok.type, tok.start[0]
-        if kind == tokenize.STRING and previous in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT) \
-                and (i + 1 == len(raw) or raw[i + 1].type == tokenize.NEWLINE):
+        if (
+            kind == tokenize.STRING
+            and previous in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+            and (i + 1 == len(raw) or raw[i + 1].type == tokenize.NEWLINE)
+        ):
             previous = tokenize.NEWLINE  # a docstring or a bare string: a comment, not code
             continue
         if kind == tokenize.NEWLINE:
@@ -132,10 +137,10 @@ def winnow(tokens: list[Token], k: int = 8, window: int = 4, salt: str = "t") ->
         return []
     ids = [label_hash(t.text) for t in tokens]
     first = label_hash(salt)
-    grams = [combine(first, *ids[i:i + k]) for i in range(len(ids) - k + 1)]
+    grams = [combine(first, *ids[i : i + k]) for i in range(len(ids) - k + 1)]
     chosen: dict[int, Print] = {}
     for start in range(max(1, len(grams) - window + 1)):
-        block = grams[start:start + window]
+        block = grams[start : start + window]
         low = min(block)
         at = start + max(i for i, h in enumerate(block) if h == low)  # the rightmost minimum
         chosen.setdefault(at, Print(grams[at], tokens[at].line, tokens[at + k - 1].line))

@@ -102,9 +102,14 @@ def option_marks(assignment: Assignment, graders: Any) -> dict[str, list[KnobMar
         natural = set(code_constants(stub_text(assignment, task.file, task.id)) or {})  # in every file
         knobs = []
         for knob, options in space.knobs:
-            counts = [Counter(_counted(rewriter.variant_source(task.file, lesson_text,
-                                                               params_module.for_variant({knob: o}))))
-                      for o in options]
+            counts = [
+                Counter(
+                    _counted(
+                        rewriter.variant_source(task.file, lesson_text, params_module.for_variant({knob: o}))
+                    )
+                )
+                for o in options
+            ]
             common = counts[0].copy()
             for c in counts[1:]:
                 common &= c
@@ -122,7 +127,9 @@ def _counted(text: str) -> list[Mark]:
 
 
 def find_swapped_constants(
-    documents: Sequence[Document], marks: Mapping[str, list[KnobMarks]], space: VariantSpace,
+    documents: Sequence[Document],
+    marks: Mapping[str, list[KnobMarks]],
+    space: VariantSpace,
     variant_of: Callable[[str], Variant | None],
 ) -> list[ConstantsFinding]:
     """This class's task files that hold another variant's marks and not their own."""
@@ -158,11 +165,21 @@ def find_swapped_constants(
         own_choices = {k: variant.choices[k] for k in found}
         found_choices = {k: space.options(k)[i] for k, i in found.items()}
         owners = tuple(
-            s for s in students if s != doc.source.name and variants[s] is not None
+            s
+            for s in students
+            if s != doc.source.name
+            and variants[s] is not None
             and all(variants[s].indices[position[k]] == i for k, i in found.items())  # type: ignore[union-attr]
         )
-        findings.append(ConstantsFinding(
-            doc.source.name, doc.task, found_choices, own_choices, tuple(sorted(_shown(m) for m in evidence)),
-            tuple(sorted({line for m in evidence for line in held[m]})), owners,
-        ))
+        findings.append(
+            ConstantsFinding(
+                doc.source.name,
+                doc.task,
+                found_choices,
+                own_choices,
+                tuple(sorted(_shown(m) for m in evidence)),
+                tuple(sorted({line for m in evidence for line in held[m]})),
+                owners,
+            )
+        )
     return sorted(findings, key=lambda f: (f.student, f.task))

@@ -371,8 +371,8 @@ def render_html(summary: ClassSummary) -> str:
                 for t in task_ids]
     tasks_chart = _svg_bars(task_pct, task_ids, 100.0, unit="%")
     return env.get_template("report.html.j2").render(
-        s=summary, ui={**REPORT_UI, **engine_ui(), **summary.ui}, histogram=histogram, tasks_chart=tasks_chart,
-        similar_shown=SIMILAR_SHOWN,
+        s=summary, ui={**REPORT_UI, **engine_ui(), **summary.ui}, histogram=histogram,
+        tasks_chart=tasks_chart, similar_shown=SIMILAR_SHOWN,
         examples_shown=EXAMPLES_SHOWN, version=__version__, font_css=font_css(summary.lang),
         font_family=font_family(summary.lang),
     )

@@ -140,17 +140,17 @@ def kruskal_wallis(groups: Sequence[Sequence[float]]) -> tuple[float, int, float
         j = i
         while j + 1 < n and sorted_values[j + 1] == sorted_values[i]:
             j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2 + 1
+        ranks[order[i : j + 1]] = (i + j) / 2 + 1
         t = j - i + 1
-        ties += t ** 3 - t
+        ties += t**3 - t
         i = j + 1
     h, start = 0.0, 0
     for g in groups:
-        r = ranks[start:start + len(g)]
+        r = ranks[start : start + len(g)]
         h += r.sum() ** 2 / len(g)
         start += len(g)
     h = 12 / (n * (n + 1)) * h - 3 * (n + 1)
-    correction = 1 - ties / (n ** 3 - n) if n > 1 else 1.0
+    correction = 1 - ties / (n**3 - n) if n > 1 else 1.0
     h = h / correction if correction > 0 else 0.0
     df = len(groups) - 1
     return float(h), df, float(chi2_sf(h, df))
@@ -172,8 +172,8 @@ def item_statistics(results: Sequence[SubmissionResult]) -> tuple[tuple[ItemStat
     by_task: dict[str, list[tuple[int, float]]] = defaultdict(list)
     meta: dict[str, tuple[str, str, float]] = {}
     task_max: dict[str, float] = {}
-    for s, r in enumerate(graded):
-        for t in r.tasks:
+    for s, result in enumerate(graded):
+        for t in result.tasks:
             by_task[t.task].append((s, t.score))
             task_max[t.task] = t.max_score
             for c in t.checks:
@@ -193,7 +193,9 @@ def item_statistics(results: Sequence[SubmissionResult]) -> tuple[tuple[ItemStat
         shares = [score / top for _, score in task_rows]
         r = point_biserial([score for _, score in task_rows], [totals[s] - score for s, score in task_rows])
         difficulty = statistics.fmean(shares)
-        tasks.append(ItemStat(tid, tid, tid, task_max[tid], len(task_rows), difficulty, r, _flag(difficulty, r)))
+        tasks.append(
+            ItemStat(tid, tid, tid, task_max[tid], len(task_rows), difficulty, r, _flag(difficulty, r))
+        )
 
     def order(i: ItemStat) -> tuple[bool, float, str]:
         return (not i.flag, i.discrimination if i.discrimination is not None else 2.0, i.item)
@@ -204,8 +206,15 @@ def item_statistics(results: Sequence[SubmissionResult]) -> tuple[tuple[ItemStat
 def group_test(name: str, groups: dict[str, list[float]], order: Sequence[str] = ()) -> GroupTest:
     """The groups' mean and spread, and Kruskal-Wallis over those of at least two students."""
     labels = [g for g in order if g in groups] + sorted(g for g in groups if g not in order)
-    rows = tuple(GroupRow(label, len(groups[label]), statistics.fmean(groups[label]),
-                          statistics.stdev(groups[label]) if len(groups[label]) > 1 else 0.0) for label in labels)
+    rows = tuple(
+        GroupRow(
+            label,
+            len(groups[label]),
+            statistics.fmean(groups[label]),
+            statistics.stdev(groups[label]) if len(groups[label]) > 1 else 0.0,
+        )
+        for label in labels
+    )
     testable = [v for v in groups.values() if len(v) >= 2]
     if len(testable) < 2 or len(set().union(*map(set, testable))) < 2:
         return GroupTest(name, rows)
@@ -213,8 +222,9 @@ def group_test(name: str, groups: dict[str, list[float]], order: Sequence[str] =
     return GroupTest(name, rows, round(h, 4), df, p)
 
 
-def exam_statistics(results: Sequence[SubmissionResult],
-                    declared: Sequence[tuple[str, Sequence[object]]] = ()) -> ExamStatistics:
+def exam_statistics(
+    results: Sequence[SubmissionResult], declared: Sequence[tuple[str, Sequence[object]]] = ()
+) -> ExamStatistics:
     """Items for every assignment; the group tests when the results carry exam variants (`declared`:
     the exam's knobs and options, in grading.toml's order)."""
     checks, tasks = item_statistics(results)

@@ -127,7 +127,9 @@ def spans_text(spans: Sequence[tuple[int, int]]) -> str:
 def _page_name(m: Match) -> str:
     key = "\x00".join((m.a.source.label, m.b.source.label, m.task))
     tag = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{PAGES}/{safe_name(m.a.source.name)[:40]}__{safe_name(m.b.source.name)[:40]}__{m.task}-{tag}.html"
+    return (
+        f"{PAGES}/{safe_name(m.a.source.name)[:40]}__{safe_name(m.b.source.name)[:40]}__{m.task}-{tag}.html"
+    )
 
 
 def digest_of(documents: Sequence[Document], boiler: Mapping[str, Sequence[str]], settings: str) -> str:
@@ -143,11 +145,20 @@ def digest_of(documents: Sequence[Document], boiler: Mapping[str, Sequence[str]]
 
 
 def run_similarity(
-    assignment: Assignment, submissions: Mapping[str, Collected], out: Path, *,
-    archives: Sequence[Path] = (), public: Sequence[Path] = (), method: str = "syntax",
-    floor: float = DEFAULT_FLOOR, threshold: float = DEFAULT_THRESHOLD, jobs: int = 1,
-    variant_of: Callable[[str], Variant | None] | None = None, notes: Sequence[str] = (),
-    messages: Mapping[str, Mapping[str, str]] | None = None, lang: str = "en",
+    assignment: Assignment,
+    submissions: Mapping[str, Collected],
+    out: Path,
+    *,
+    archives: Sequence[Path] = (),
+    public: Sequence[Path] = (),
+    method: str = "syntax",
+    floor: float = DEFAULT_FLOOR,
+    threshold: float = DEFAULT_THRESHOLD,
+    jobs: int = 1,
+    variant_of: Callable[[str], Variant | None] | None = None,
+    notes: Sequence[str] = (),
+    messages: Mapping[str, Mapping[str, str]] | None = None,
+    lang: str = "en",
 ) -> SimilarityFindings:
     """Compare the class (student -> collected files) with itself, `archives` and `public`; write
     OUT/similarity.csv, OUT/similarity/*.html and the findings. A run whose inputs are those of the
@@ -170,19 +181,43 @@ def run_similarity(
 
         marks = option_marks(assignment, load_graders(assignment))
         constants = find_swapped_constants(documents, marks, VariantSpace.of(assignment), variant_of)
-    compared = {side: len({d.source.label for d in documents if d.source.side == side})
-                for side in (CLASS, ARCHIVE, PUBLIC)}
-    findings = write_similarity(out, assignment, found.matches, found.pairs, constants, method, floor, threshold,
-                                compared, tuple(notes), digest, messages or {}, lang)
+    compared = {
+        side: len({d.source.label for d in documents if d.source.side == side})
+        for side in (CLASS, ARCHIVE, PUBLIC)
+    }
+    findings = write_similarity(
+        out,
+        assignment,
+        found.matches,
+        found.pairs,
+        constants,
+        method,
+        floor,
+        threshold,
+        compared,
+        tuple(notes),
+        digest,
+        messages or {},
+        lang,
+    )
     corpus.keep_sources(out, documents)
     return findings
 
 
 def write_similarity(
-    out: Path, assignment: Assignment, matches: Sequence[Match], pairs: Sequence[PairEvidence],
+    out: Path,
+    assignment: Assignment,
+    matches: Sequence[Match],
+    pairs: Sequence[PairEvidence],
     constants: Sequence[ConstantsFinding],
-    method: str, floor: float, threshold: float, compared: dict[str, int], notes: tuple[str, ...],
-    digest: str, messages: Mapping[str, Mapping[str, str]], lang: str,
+    method: str,
+    floor: float,
+    threshold: float,
+    compared: dict[str, int],
+    notes: tuple[str, ...],
+    digest: str,
+    messages: Mapping[str, Mapping[str, str]],
+    lang: str,
 ) -> SimilarityFindings:
     from autograder.output.similarity_pages import write_pair_page
 
@@ -194,28 +229,64 @@ def write_similarity(
         page = _page_name(m) if i < MAX_PAGES else ""
         if page:
             write_pair_page(out / page, m, assignment, threshold, messages, lang)
-        rows.append(PairRow(m.a.source.label, m.b.source.label, m.b.source.side, m.b.source.origin, m.task,
-                            m.score, spans_text(m.lines_a), spans_text(m.lines_b), page))
+        rows.append(
+            PairRow(
+                m.a.source.label,
+                m.b.source.label,
+                m.b.source.side,
+                m.b.source.origin,
+                m.task,
+                m.score,
+                spans_text(m.lines_a),
+                spans_text(m.lines_b),
+                page,
+            )
+        )
     with (out / CSV_NAME).open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(CSV_HEADER)
         for r in rows:
-            writer.writerow([safe_cell(r.student_a), safe_cell(r.student_b), r.task, f"{r.score:.3f}",
-                             r.matched_lines_a, r.matched_lines_b])
+            writer.writerow(
+                [
+                    safe_cell(r.student_a),
+                    safe_cell(r.student_b),
+                    r.task,
+                    f"{r.score:.3f}",
+                    r.matched_lines_a,
+                    r.matched_lines_b,
+                ]
+            )
     const_rows = tuple(
-        ConstantsRow(c.student, c.task, c.found_text(), c.own_text(), ", ".join(c.evidence),
-                     spans_text(merge((n, n) for n in c.lines)), c.owners)
+        ConstantsRow(
+            c.student,
+            c.task,
+            c.found_text(),
+            c.own_text(),
+            ", ".join(c.evidence),
+            spans_text(merge((n, n) for n in c.lines)),
+            c.owners,
+        )
         for c in constants
     )
-    students = tuple(StudentPair(p.a.label, p.b.label, p.b.side, p.b.origin, p.score, p.evidence, p.tasks)
-                     for p in pairs)
-    findings = SimilarityFindings(assignment.id, method, floor, threshold, tuple(rows), students, const_rows,
-                                  compared, notes, digest)
-    data = {"format": FORMAT, "assignment": assignment.id, "method": method, "floor": floor,
-            "threshold": threshold, "digest": digest, "compared": compared, "notes": list(notes),
-            "pairs": [r.__dict__ for r in rows],
-            "students": [{**p.__dict__, "tasks": list(p.tasks)} for p in students],
-            "variant_constants": [{**c.__dict__, "owners": list(c.owners)} for c in const_rows]}
+    students = tuple(
+        StudentPair(p.a.label, p.b.label, p.b.side, p.b.origin, p.score, p.evidence, p.tasks) for p in pairs
+    )
+    findings = SimilarityFindings(
+        assignment.id, method, floor, threshold, tuple(rows), students, const_rows, compared, notes, digest
+    )
+    data = {
+        "format": FORMAT,
+        "assignment": assignment.id,
+        "method": method,
+        "floor": floor,
+        "threshold": threshold,
+        "digest": digest,
+        "compared": compared,
+        "notes": list(notes),
+        "pairs": [r.__dict__ for r in rows],
+        "students": [{**p.__dict__, "tasks": list(p.tasks)} for p in students],
+        "variant_constants": [{**c.__dict__, "owners": list(c.owners)} for c in const_rows],
+    }
     (out / FINDINGS).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return findings
 
@@ -229,18 +300,33 @@ def load_similarity(out: Path) -> SimilarityFindings | None:
             return None
         pairs = tuple(PairRow(**p) for p in data["pairs"])
         students = tuple(StudentPair(**{**p, "tasks": tuple(p["tasks"])}) for p in data["students"])
-        constants = tuple(ConstantsRow(**{**c, "owners": tuple(c["owners"])}) for c in data["variant_constants"])
+        constants = tuple(
+            ConstantsRow(**{**c, "owners": tuple(c["owners"])}) for c in data["variant_constants"]
+        )
         return SimilarityFindings(
-            str(data["assignment"]), str(data["method"]), float(data["floor"]), float(data["threshold"]),
-            pairs, students, constants, {str(k): int(v) for k, v in data.get("compared", {}).items()},
-            tuple(str(n) for n in data.get("notes", ())), str(data.get("digest", "")),
+            str(data["assignment"]),
+            str(data["method"]),
+            float(data["floor"]),
+            float(data["threshold"]),
+            pairs,
+            students,
+            constants,
+            {str(k): int(v) for k, v in data.get("compared", {}).items()},
+            tuple(str(n) for n in data.get("notes", ())),
+            str(data.get("digest", "")),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def similarity_for_batch(assignment: Assignment, entries: Sequence[Any], out: Path, plan: Any,
-                         messages: Mapping[str, Mapping[str, str]], lang: str) -> SimilarityFindings | None:
+def similarity_for_batch(
+    assignment: Assignment,
+    entries: Sequence[Any],
+    out: Path,
+    plan: Any,
+    messages: Mapping[str, Mapping[str, str]],
+    lang: str,
+) -> SimilarityFindings | None:
     """What `grade` runs after a batch: the class as the batch read it (entries with `.student` and
     `.collected`), an exam's variants from its plan. Evidence only: a failure here is logged and
     the grades, already recorded, stand."""
@@ -251,9 +337,15 @@ def similarity_for_batch(assignment: Assignment, entries: Sequence[Any], out: Pa
 
     variant_of = plan.variant_of if isinstance(plan, ExamPlan) and plan.space.knobs else None
     try:
-        return run_similarity(assignment, {e.student: e.collected for e in entries}, out,
-                              jobs=len(os.sched_getaffinity(0)), variant_of=variant_of,
-                              messages=messages, lang=lang)
+        return run_similarity(
+            assignment,
+            {e.student: e.collected for e in entries},
+            out,
+            jobs=len(os.sched_getaffinity(0)),
+            variant_of=variant_of,
+            messages=messages,
+            lang=lang,
+        )
     except Exception:  # a bug in the evidence must not cost a class its report
         logging.getLogger(__name__).exception("similarity was not computed for %s", out)
         return None

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import random
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import ROOT, STUBS
@@ -26,8 +25,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import similarity_class as made  # noqa: E402
 
 # copier: (source, {file: disguise level}); short files everybody writes alike are no evidence alone
-COPIES = {"c1": ("h3", {"containers.py": 1, "dropout.py": 2, "numpy_forward.py": 3}),
-          "c2": ("h7", {"tinynet.py": 0, "delivery.py": 4, "counting.py": 4})}
+COPIES = {
+    "c1": ("h3", {"containers.py": 1, "dropout.py": 2, "numpy_forward.py": 3}),
+    "c2": ("h7", {"tinynet.py": 0, "delivery.py": 4, "counting.py": 4}),
+}
 
 
 @pytest.fixture(scope="module")
@@ -104,14 +105,18 @@ def made_class_tasks():
 def test_the_stub_and_what_its_docstrings_spell_are_no_evidence(kit):
     assignment = kit.assignment("nn_module")
     stub = (STUBS / "tinynet.py").read_text(encoding="utf-8")
-    dictated = stub.replace('raise NotImplementedError("tinynet: write TinyNet.__init__")',
-                            "self.fc1 = nn.Linear(in_features, hidden)\n"
-                            "        self.fc2 = nn.Linear(hidden, out_features)")  # what the docstring says
-    docs = [Document(Source(CLASS, s), "tinynet", "tinynet.py", text)
-            for s, text in [("ada", stub), ("bob", stub), ("cy", dictated), ("dee", dictated)]]
+    dictated = stub.replace(
+        'raise NotImplementedError("tinynet: write TinyNet.__init__")',
+        "self.fc1 = nn.Linear(in_features, hidden)\n        self.fc2 = nn.Linear(hidden, out_features)",
+    )  # what the docstring says
+    docs = [
+        Document(Source(CLASS, s), "tinynet", "tinynet.py", text)
+        for s, text in [("ada", stub), ("bob", stub), ("cy", dictated), ("dee", dictated)]
+    ]
     found = compare(docs, boilerplate(assignment), floor=0.0)
-    assert all(m.score == 0 for m in found.matches), [(m.a.source.name, m.b.source.name, m.score)
-                                                      for m in found.matches]
+    assert all(m.score == 0 for m in found.matches), [
+        (m.a.source.name, m.b.source.name, m.score) for m in found.matches
+    ]
     assert all(p.score == 0 for p in found.pairs)
 
 
@@ -121,16 +126,30 @@ def test_disguises_that_keep_the_structure_keep_the_fingerprints():
     original = {p.hash for p in syntax_prints(text) or []}
     renamed = {p.hash for p in syntax_prints(made.disguise(text, 1, rng)) or []}
     assert original == renamed  # names, comments and layout are abstracted
-    loop = "def f(xs):\n    out = []\n    for x in xs:\n        if x > 0:\n            out.append(x * 2)\n    return out\n"
+    loop = "def f(xs):\n    out = []\n    for x in xs:\n        if x > 0:\n            out.append(x * 2)\n"
+    loop += "    return out\n"
     comprehension = "def g(values):\n    res = [v * 2 for v in values if v > 0]\n    return res\n"
     assert {p.hash for p in syntax_prints(loop) or []} & {p.hash for p in syntax_prints(comprehension) or []}
-    assert [t.text for t in normalized_tokens("import numpy as np\nx = np.zeros(3)  # hi\n")] == \
-        ["numpy", "V", "=", "numpy", ".", "zeros", "(", "N", ")", ";"][1:] or True
+    assert [t.text for t in normalized_tokens("import numpy as np\nx = np.zeros(3)  # hi\n")] == [
+        "numpy",
+        "V",
+        "=",
+        "numpy",
+        ".",
+        "zeros",
+        "(",
+        "N",
+        ")",
+        ";",
+    ][1:] or True
 
 
 def test_a_file_that_does_not_parse_is_still_compared(kit):
-    broken = "def count_parameters(model, trainable_only=False):\n    total = sum(p.numel() for p in model.parameters(\n"
-    docs = [Document(Source(CLASS, s), "counting", "counting.py", broken + f"# {s}\n") for s in ("ada", "bob")]
+    broken = "def count_parameters(model, trainable_only=False):\n"
+    broken += "    total = sum(p.numel() for p in model.parameters(\n"
+    docs = [
+        Document(Source(CLASS, s), "counting", "counting.py", broken + f"# {s}\n") for s in ("ada", "bob")
+    ]
     docs.append(Document(Source(CLASS, "cy"), "counting", "counting.py", "x = 1\n"))
     found = compare(docs, {}, floor=0.0)
     assert any({m.a.source.name, m.b.source.name} == {"ada", "bob"} and m.score > 0 for m in found.matches)
@@ -151,8 +170,14 @@ def test_earlier_terms_and_public_solutions_say_which_side_matched(made_class, k
     for name, text in people["h7"].items():
         (public / name).write_text(text, encoding="utf-8")
     now = {k: people[k] for k in ("c1", "c2", "h20", "h21", "h22", "h23", "h24", "h25")}
-    found = run_similarity(assignment, read_submissions(made.write_class(now, tmp_path / "term-2025"), assignment),
-                           tmp_path / "out-2025", archives=[earlier_out], public=[public], jobs=1)
+    found = run_similarity(
+        assignment,
+        read_submissions(made.write_class(now, tmp_path / "term-2025"), assignment),
+        tmp_path / "out-2025",
+        archives=[earlier_out],
+        public=[public],
+        jobs=1,
+    )
     sides = {(p.student_a, p.student_b): p.side for p in found.flagged}
     assert sides.get(("c1", "archive:out-2024/h3")) == ARCHIVE, found.students[:4]
     assert sides.get(("c2", "public:blog-solution")) == PUBLIC, found.students[:4]
@@ -164,14 +189,17 @@ def test_pair_pages_escape_hostile_code_and_run_no_script(kit, tmp_path):
     assignment = kit.assignment("nn_module")
     hostile = (made.SOLUTIONS / "dropout.py").read_text(encoding="utf-8") + (
         '\nNOTE = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"\n'
-        "def _helper_with_a_long_rare_body(a, b):\n    return [(a ** i) % (b + 7) for i in range(a) if i % 3]\n")
+        "def _helper_with_a_long_rare_body(a, b):\n"
+        "    return [(a ** i) % (b + 7) for i in range(a) if i % 3]\n"
+    )
     for s in ("mallory", "trudy"):
         (tmp_path / "class" / s).mkdir(parents=True)
         (tmp_path / "class" / s / "dropout.py").write_text(hostile, encoding="utf-8")
     (tmp_path / "class" / "<b>eve").mkdir()
     (tmp_path / "class" / "<b>eve" / "dropout.py").write_text("import numpy as np\n", encoding="utf-8")
-    found = run_similarity(assignment, read_submissions(tmp_path / "class", assignment), tmp_path / "out",
-                           floor=0.0, jobs=1)
+    found = run_similarity(
+        assignment, read_submissions(tmp_path / "class", assignment), tmp_path / "out", floor=0.0, jobs=1
+    )
     pages = [tmp_path / "out" / r.page for r in found.pairs if r.page]
     assert pages
     for page in pages:
@@ -188,9 +216,12 @@ def test_a_second_run_on_the_same_class_reuses_the_findings(similarity_out, made
     found, out = similarity_out
     stamp = (out / "similarity.csv").stat().st_mtime_ns
     people, _ = made_class
-    again = run_similarity(kit.assignment("nn_module"),
-                           read_submissions(made.write_class(people, tmp_path / "class"), kit.assignment("nn_module")),
-                           out, jobs=1)
+    again = run_similarity(
+        kit.assignment("nn_module"),
+        read_submissions(made.write_class(people, tmp_path / "class"), kit.assignment("nn_module")),
+        out,
+        jobs=1,
+    )
     assert again == found and (out / "similarity.csv").stat().st_mtime_ns == stamp
 
 
