@@ -86,7 +86,8 @@ def similarity(
 
     from autograder.exam.variants import ExamError, Variant, VariantSpace, load_secret
     from autograder.integrity.corpus import read_submissions
-    from autograder.output.similarity_files import CSV_NAME, NO_SECRET, engine_ui, run_similarity
+    from autograder.output.similarity_files import CSV_NAME, NO_SECRET, run_similarity
+    from autograder.output.similarity_pages import engine_ui
 
     kit = find_kit(kit_dir)
     target = kit.assignment(assignment)

@@ -20,7 +20,8 @@ from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult
 from autograder.output.exam_stats import ExamStatistics, exam_statistics
 from autograder.output.pages import REPORT_UI, font_css, font_family, inline_code, reason_text
-from autograder.output.similarity_files import SimilarityFindings, engine_ui, load_similarity
+from autograder.output.similarity_files import SimilarityFindings, load_similarity
+from autograder.output.similarity_pages import engine_ui
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 

@@ -8,12 +8,10 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from autograder import __version__
-from autograder.catalogues import read_catalogue
 from autograder.config import Assignment
 from autograder.exam.variants import Variant, VariantSpace
 from autograder.integrity import corpus
@@ -30,6 +28,7 @@ from autograder.integrity.similarity import (
     merge,
 )
 from autograder.integrity.variant_constants import ConstantsFinding, find_swapped_constants, option_marks
+from autograder.output.similarity_pages import write_pair_page
 from autograder.output.spreadsheet import safe_cell
 from autograder.submissions.files import Collected
 from autograder.submissions.students import safe_name
@@ -104,20 +103,6 @@ class SimilarityFindings:
 
     def rows_of(self, pair: StudentPair) -> tuple[PairRow, ...]:
         return tuple(r for r in self.pairs if (r.student_a, r.student_b) == (pair.student_a, pair.student_b))
-
-
-ENGINE_CATALOGUE = Path(__file__).resolve().parents[1] / "messages"
-
-
-@lru_cache(maxsize=4)
-def engine_ui(lang: str = "en") -> dict[str, str]:
-    """The engine catalogue's [ui] labels in `lang` (English where it has none)."""
-    labels: dict[str, str] = {}
-    for code in dict.fromkeys(("en", lang)):
-        path = ENGINE_CATALOGUE / f"{code}.toml"
-        if path.is_file():
-            labels.update(read_catalogue(path).get("ui", {}))
-    return labels
 
 
 def spans_text(spans: Sequence[tuple[int, int]]) -> str:
@@ -219,8 +204,6 @@ def write_similarity(
     messages: Mapping[str, Mapping[str, str]],
     lang: str,
 ) -> SimilarityFindings:
-    from autograder.output.similarity_pages import write_pair_page
-
     (out / PAGES).mkdir(parents=True, exist_ok=True)
     for old in (out / PAGES).glob("*.html"):
         old.unlink()  # pages of pairs no longer above the floor must not linger

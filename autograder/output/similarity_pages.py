@@ -8,17 +8,39 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
 from autograder import __version__
+from autograder.catalogues import read_catalogue
 from autograder.config import Assignment
 from autograder.integrity.similarity import Match, Span
-from autograder.output.class_report import templates
 from autograder.output.pages import REPORT_UI, font_css, font_family
-from autograder.output.similarity_files import engine_ui
 
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 COLOURS = 6  # matching regions cycle through this many highlight colours
 MAX_LINES = 3000  # a file longer than this is shown cut (the CSV has the full ranges)
+
+
+ENGINE_CATALOGUE = Path(__file__).resolve().parents[1] / "messages"
+
+
+@lru_cache(maxsize=4)
+def engine_ui(lang: str = "en") -> dict[str, str]:
+    """The engine catalogue's [ui] labels in `lang` (English where it has none)."""
+    labels: dict[str, str] = {}
+    for code in dict.fromkeys(("en", lang)):
+        path = ENGINE_CATALOGUE / f"{code}.toml"
+        if path.is_file():
+            labels.update(read_catalogue(path).get("ui", {}))
+    return labels
+
+
+@lru_cache(maxsize=1)
+def _templates() -> Environment:
+    return Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
 
 
 @dataclass(frozen=True)
@@ -49,7 +71,7 @@ def render_pair_page(match: Match, assignment: Assignment, threshold: float,
     ui = {**REPORT_UI, **engine_ui(), **messages.get("ui", {})}
     left = [(k, [r.a]) for k, r in enumerate(match.regions, start=1)]
     right = [(k, list(r.b)) for k, r in enumerate(match.regions, start=1)]
-    return templates().get_template("similarity_pair.html.j2").render(
+    return _templates().get_template("similarity_pair.html.j2").render(
         m=match, title=assignment.title, assignment=assignment.id, ui=ui, lang=lang, version=__version__,
         threshold=threshold, colours=COLOURS, a_lines=code_lines(match.a.text, left, "a"),
         b_lines=code_lines(match.b.text, right, "b"), cut=MAX_LINES,
