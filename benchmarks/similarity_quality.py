@@ -16,6 +16,7 @@ seven files with `--jobs` processes, in a child process whose peak memory is rep
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import subprocess
 import sys
@@ -57,7 +58,7 @@ def rank_kit(method: str) -> Callable[[list[Document], dict[str, list[str]]], Ra
     return rank
 
 
-def rank_copydetect(docs: list[Document], boiler: dict[str, list[str]]) -> Ranked:
+def rank_copydetect(docs: list[Document], boiler: dict[str, list[str]], noise: int = 25) -> Ranked:
     """copydetect's similarity of each pair of files (the larger of its two containments); a pair of
     students' is the sum over their files."""
     from copydetect import CopyDetector
@@ -83,6 +84,8 @@ def rank_copydetect(docs: list[Document], boiler: dict[str, list[str]]) -> Ranke
                 silent=True,
                 autoopen=False,
                 display_t=0.0,
+                noise_t=noise,
+                guarantee_t=noise,
             )
             detector.run()
             seen = set()
@@ -183,6 +186,7 @@ def main() -> None:
     parser.add_argument("--speed", type=int, default=500, help="submissions of the speed line (0: none)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-copydetect", action="store_true")
+    parser.add_argument("--only", default="", help="measure only the methods whose name starts so")
     args = parser.parse_args()
     assignment = load_kit(ROOT).assignment("nn_module")
     files = {t.file: t.id for t in assignment.tasks}
@@ -204,9 +208,11 @@ def main() -> None:
         try:
             import copydetect  # noqa: F401
 
-            methods["copydetect 0.5.0"] = rank_copydetect
+            methods["copydetect 0.5.0"] = rank_copydetect  # its defaults: k-grams of 25 tokens
+            methods["copydetect k=10"] = functools.partial(rank_copydetect, noise=10)  # tuned for short files
         except ImportError:
             print("copydetect: not installed (pip install copydetect==0.5.0 to compare it too)")
+    methods = {name: rank for name, rank in methods.items() if name.startswith(args.only)}
     planted_pairs = {pair for pair, _ in planted}
     results = {}
     for name, rank in methods.items():

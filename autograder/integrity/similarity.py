@@ -27,6 +27,9 @@ from autograder.integrity.prints import Print
 from autograder.integrity.syntax import syntax_prints
 from autograder.integrity.tokens import token_prints
 
+# syntax is the default: on benchmarks/similarity_quality.py it ranks planted pairs of students best
+# (precision at k 0.80; winnowed tokens 0.37, both 0.53, copydetect 0.5.0 0.13), since reordering,
+# loops spelled as comprehensions and padding break token runs but leave most subtrees whole.
 METHODS = ("syntax", "tokens", "both")
 CLASS, ARCHIVE, PUBLIC = "class", "archive", "public"
 DEFAULT_FLOOR = 0.25  # rows below are not written
