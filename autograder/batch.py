@@ -30,6 +30,7 @@ from autograder.grading.results import SubmissionResult
 from autograder.output import reports, signing
 from autograder.output.claims import Claims
 from autograder.output.gradebook import Gradebook
+from autograder.output.similarity_files import similarity_for_batch
 from autograder.sandbox import launch
 from autograder.submissions.collect import Collected, collect
 from autograder.submissions.students import student_name
@@ -190,6 +191,8 @@ def grade_batch(
 
             if todo:
                 _grade(kit, target, todo, options, executor, plan, book, claims, key, regrade, write)
+        # Issue #30: similar files and another variant's numbers, for review (never a grade change).
+        similarity_for_batch(target, entries, out, plan, messages, language)
         reports.write_class(out, book, target, time.monotonic() - started, messages, language)
     finally:
         book.close()
