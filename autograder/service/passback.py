@@ -147,8 +147,9 @@ class Passback:
         return total
 
     def _release_clock(self) -> None:
-        """Send the whole grades of an assignment when its release comes; look at least hourly."""
-        swept: datetime | None = None  # the last look
+        """Send an assignment's grades whenever what its students may see changed (its release came),
+        and every assignment's at the start and at least hourly (what is still pending goes again)."""
+        seen: dict[str, tuple[tuple[str, str], ...]] = {}  # assignment -> each student's release level
         full: float = -SWEEP_SECONDS  # when every assignment was last sent (monotonic seconds)
         while not self._stop.is_set():
             now = self.clock.now()
@@ -159,14 +160,14 @@ class Passback:
                     target = self.kit.assignment(aid)
                 except AutograderError:
                     continue  # no longer in grading.toml: nothing of it is served
-                students = list(self.inbox.people(aid))
-                changed = next_change(target, students, swept) if swept is not None else None
-                if due or (changed is not None and changed <= now):
+                students = sorted(self.inbox.people(aid))
+                levels = tuple((s, release_of(target, s, now).level) for s in students)
+                if due or seen.get(aid) != levels:
                     self.executor.submit(self._send, aid, None)
+                    seen[aid] = levels
                 later = next_change(target, students, now)
                 if later is not None:
                     upcoming.append(later)
-            swept = now
             if due:
                 full = time.monotonic()
             wait = min([SWEEP_SECONDS, *((m - now).total_seconds() for m in upcoming)])
