@@ -60,9 +60,12 @@ def install_headers(app: Flask, frame_ancestors: tuple[str, ...]) -> None:
 
 def with_nonce(html: str) -> str:
     """A page made by a library (PyLTI1p3's cookie check) with its inline scripts given this
-    response's nonce, so they run under the policy and nothing else inline does."""
-    return html.replace("<script>", f'<script nonce="{script_nonce()}">').replace(
-        '<script type="text/javascript">', f'<script type="text/javascript" nonce="{script_nonce()}">')
+    response's nonce, so they run under the policy and nothing else inline does; its `javascript:`
+    link (which the policy would refuse to follow) becomes a plain one its script handles."""
+    nonce = script_nonce()
+    return (html.replace("<script>", f'<script nonce="{nonce}">')
+            .replace('<script type="text/javascript">', f'<script type="text/javascript" nonce="{nonce}">')
+            .replace('href="javascript: void(0);"', 'href="#" role="button"'))
 
 
 def private_data(folder: Path) -> None:
