@@ -32,7 +32,7 @@ from autograder.service.passback import Passback
 from autograder.service.queue import GradingQueue
 from autograder.service.settings import ServiceSettings
 from autograder.service.state import ServiceState, current_lang, texts
-from autograder.service.texts import look
+from autograder.service.texts import look, utc_text
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 STATIC = Path(__file__).resolve().parent / "static"
@@ -130,6 +130,7 @@ def create_app(state: ServiceState) -> Flask:
     student_pages.register(app, state)
     instructor_pages.register(app, state)
     app.jinja_env.globals["language_names"] = LANGUAGE_NAMES
+    app.jinja_env.filters["utc_text"] = utc_text  # a <time>'s text until the page's script writes it
 
     def problem(key: str, status: int, message: str = "", **fields: str) -> tuple[Any, int]:
         lang = current_lang()

@@ -28,6 +28,14 @@ def iso_text(text: str | None) -> str | None:
     return iso(datetime.fromisoformat(text)) if text else None
 
 
+def utc_text(value: str) -> str:
+    """An ISO 8601 moment as plain UTC text ("" for what is not one)."""
+    try:
+        return plain_time(datetime.fromisoformat(value))
+    except ValueError:
+        return ""
+
+
 def plain_time(moment: datetime, tz: tzinfo | None = None) -> str:
     """A moment as text where no browser writes it (the LMS comment, a page before its script runs)."""
     shown = moment.astimezone(tz or UTC)
