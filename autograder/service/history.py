@@ -43,10 +43,16 @@ class Listing:
         self.t = t
         self.release = release_of(target, student, now)
         self.current = inbox.current_signature(target.id, student)
+        self._results: dict[int, dict[str, Any] | None] = {}
+
+    def _result(self, row: Received) -> dict[str, Any] | None:
+        if row.id not in self._results:
+            self._results[row.id] = self.inbox.result(row.id) if row.status == "graded" else None
+        return self._results[row.id]
 
     def shown(self, row: Received) -> SubmissionResult | None:
         """The released part of a graded row's result (None: nothing of it may be seen yet)."""
-        data = self.inbox.result(row.id) if row.status == "graded" else None
+        data = self._result(row)
         return visible(result_from_dict(data), self.release) if data else None
 
     def upload(self, upload: Received) -> dict[str, Any]:
@@ -83,7 +89,7 @@ class Listing:
         return data
 
     def _signature(self, row: Received) -> str:
-        data = self.inbox.result(row.id)
+        data = self._result(row)
         return str((data or {}).get("provenance", {}).get("signature", ""))
 
     def all(self) -> list[dict[str, Any]]:

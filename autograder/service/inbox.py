@@ -219,11 +219,13 @@ class Inbox:
         return [Received(*r) for r in rows]
 
     def people(self, assignment: str) -> dict[str, Received]:
-        """Each student's newest row: whom their launch says they are (LTI user id, line item, language)."""
+        """Each student's newest upload: whom their latest launch says they are (LTI user id, line
+        item, language)."""
         with self.lock:
             rows = self.db.execute(
                 f"SELECT {COLUMNS} FROM received WHERE id IN (SELECT MAX(id) FROM received"
-                " WHERE assignment = ? GROUP BY student) ORDER BY student", (assignment,),
+                " WHERE assignment = ? AND regrade_of IS NULL GROUP BY student) ORDER BY student",
+                (assignment,),
             ).fetchall()
         return {r.student: r for r in (Received(*row) for row in rows)}
 

@@ -17,7 +17,9 @@ from pathlib import Path
 
 from flask import Flask, Response, g, request
 
-GRADEBOOK_NAMES = ("gradebook.sqlite", "gradebook.sqlite-wal", "gradebook.sqlite-shm")
+# the service's own files in its data folder (nothing else there is touched)
+DATA_FILES = ("gradebook.sqlite", "gradebook.sqlite-wal", "gradebook.sqlite-shm", "gradebook.sqlite-journal",
+              "session.key")
 
 
 def script_nonce() -> str:
@@ -69,14 +71,19 @@ def with_nonce(html: str) -> str:
 
 
 def private_data(folder: Path) -> None:
-    """The data folder 0700 and its files 0600, the gradebook made 0600 before SQLite opens it
-    (SQLite gives the -wal and -shm it creates the database file's mode)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    os.chmod(folder, 0o700)
-    book = folder / GRADEBOOK_NAMES[0]
+    """The service's files in its data folder 0600 (a folder it makes: 0700), the gradebook made
+    0600 before SQLite opens it: SQLite gives the -wal and -shm it creates the database's mode."""
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        os.chmod(folder, 0o700)
+    book = folder / DATA_FILES[0]
     if not book.exists():
         os.close(os.open(book, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
-    for path in folder.iterdir():
-        info = path.lstat()
+    for name in DATA_FILES:
+        path = folder / name
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            continue
         if stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o077:
             os.chmod(path, 0o600)

@@ -213,14 +213,19 @@ def test_the_graders_copy_is_named_as_the_student_named_it():
 
 # -- files, headers' configuration, locales, texts ------------------------------------------------
 def test_the_data_folder_is_its_owners_only(tmp_path: Path):
-    data = tmp_path / "data"
+    fresh = tmp_path / "fresh" / "data"
+    security.private_data(fresh)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o700
+    assert stat.S_IMODE((fresh / "gradebook.sqlite").stat().st_mode) == 0o600
+    data = tmp_path / "data"  # a folder from before, with a gradebook another umask made 0644
     data.mkdir(mode=0o755)
-    (data / "old.log").write_text("x")
-    os.chmod(data / "old.log", 0o644)
+    for name in ("gradebook.sqlite", "gradebook.sqlite-wal", "session.key", "notes.txt"):
+        (data / name).write_text("x")
+        os.chmod(data / name, 0o644)
     security.private_data(data)
-    assert stat.S_IMODE(data.stat().st_mode) == 0o700
-    assert stat.S_IMODE((data / "gradebook.sqlite").stat().st_mode) == 0o600
-    assert stat.S_IMODE((data / "old.log").stat().st_mode) == 0o600
+    for name in ("gradebook.sqlite", "gradebook.sqlite-wal", "session.key"):
+        assert stat.S_IMODE((data / name).stat().st_mode) == 0o600, name
+    assert stat.S_IMODE((data / "notes.txt").stat().st_mode) == 0o644  # not the service's: left alone
 
 
 BASE = ('issuer = "https://lms.example"\nclient_id = "c"\ndeployment_id = "d"\n'
