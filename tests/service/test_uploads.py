@@ -126,7 +126,7 @@ class Text(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.stack: list[tuple[str, str]] = []
         self.lang = lang
-        self.nodes: list[tuple[str, str]] = []  # (the language it is in, text)
+        self.nodes: list[tuple[str, str]] = []  # (the language it is in, text); a <time>'s is data
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag not in ("meta", "link", "br", "input"):
@@ -139,7 +139,7 @@ class Text(HTMLParser):
                 break
 
     def handle_data(self, data: str) -> None:
-        if data.strip() and not (self.stack and self.stack[-1][0] in ("script", "style")):
+        if data.strip() and not (self.stack and self.stack[-1][0] in ("script", "style", "time")):
             self.nodes.append((self.stack[-1][1] if self.stack else self.lang, data.strip()))
 
 
