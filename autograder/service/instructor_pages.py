@@ -63,7 +63,7 @@ def register(app: Flask, state: ServiceState) -> None:
         return render_template("service_instructor.html", t=t, who=who, title=target.title,
                                grades=grades(who.assignment), queue=queue_rows(who.assignment),
                                flashed=get_flashed_messages(with_categories=True), counts=inbox.counts(),
-                               counts_text=t[f"counts_{target.counts}"], page=page, iso_of=iso_text,
+                               counts_text=t[f"class_counts_{target.counts}"], page=page, iso_of=iso_text,
                                **look(who.lang))
 
     @app.route("/instructor/queue.json")
