@@ -133,9 +133,11 @@ class Held:
         self.gate = threading.Event()
         self.reached = threading.Event()
         self.blocking = blocking
+        self.calls = 0
 
     def __enter__(self) -> Held:
         def held(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
             self.reached.set()
             if self.blocking:
                 self.gate.wait(timeout=300)
@@ -167,6 +169,7 @@ def test_chromium_sends_an_upload_once_with_the_button_off_meanwhile(chromium: W
         held.release()
         wait.until(until.element_to_be_clickable((By.ID, "submit")))
     wait.until(until.visibility_of_element_located((By.ID, "score")))
+    assert held.calls == 1  # the page sent one upload (the server would also take a second as the first)
     assert len(demo.state.inbox.of_student("nn_module", "demo-button")) == 1
 
 
