@@ -97,9 +97,11 @@ class Gradebook:
         self.db.close()
 
     def record(self, result: SubmissionResult, *, after: Callable[[sqlite3.Connection], None] | None = None,
-               force: bool = False) -> bool:
+               force: bool = False, current: bool = True) -> bool:
         """Make `result` the student's current grade; False (nothing written) when its key already is,
-        unless `force` (a regrade asked for). `after` runs in the same transaction (a claim's release)."""
+        unless `force` (a regrade asked for). `after` runs in the same transaction (a claim's release).
+        `current=False` (with `force`) records it as history only, the current grade left as it is:
+        a grading that does not count (the service's `counts` rule)."""
         now = datetime.now(UTC).isoformat(timespec="seconds")
         payload = json.dumps(result_to_dict(result), ensure_ascii=False)
         prov = result.provenance
@@ -111,16 +113,17 @@ class Gradebook:
                 (result.assignment, result.student),
             ).fetchone()
             written = force or row is None or tuple(row) != key or not all(key)
-            if written:
+            if written and current:
                 self.db.execute(
                     "UPDATE gradings SET current = 0 WHERE assignment = ? AND student = ? AND current = 1",
                     (result.assignment, result.student),
                 )
+            if written:
                 self.db.execute(
                     "INSERT INTO gradings (assignment, student, graded_at, score, max_score, current, result,"
-                    " submission_sha256, grader_digest, signature) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
-                    (result.assignment, result.student, now, result.score, result.max_score, payload,
-                     key[0], key[1], str(prov.get("signature", ""))),
+                    " submission_sha256, grader_digest, signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (result.assignment, result.student, now, result.score, result.max_score, int(current),
+                     payload, key[0], key[1], str(prov.get("signature", ""))),
                 )
             if after is not None:
                 after(self.db)
