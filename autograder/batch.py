@@ -33,6 +33,7 @@ from autograder.ledger import signing
 from autograder.ledger.book import Gradebook
 from autograder.ledger.claims import Claims
 from autograder.output import reports
+from autograder.output.similarity_files import similarity_for_batch
 from autograder.sandbox import launch
 from autograder.submissions.collect import Collected, collect
 from autograder.submissions.roll import Skipped, take_roll
@@ -231,6 +232,8 @@ def grade_batch(
                     except Exception as failed:  # noqa: BLE001 - the batch's own error is what to show
                         exc.add_note(f"grades.csv and report.html could not be written again: {failed}")
                 raise
+        # Issue #30: similar files and another variant's numbers, for review (never a grade change).
+        similarity_for_batch(target, entries, out, plan, messages, language)
         write_class()
     finally:
         book.close()

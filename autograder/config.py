@@ -16,6 +16,7 @@ LANGUAGES = ("en", "bn")
 CHECK_POLICIES = ("public", "none")  # what `autograder check` may run during an exam
 LATE_PERIODS = {"minute": 60, "hour": 3600, "day": 86400}
 PENALTY_BASES = ("score", "max")  # a late penalty's percent is of the student's score, or of the maximum
+COUNTS = ("latest", "best")  # which of a student's submissions to the service is their grade
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class Assignment:
     content: str = ""  # solutions/<content>/ (default: the id); an exam can reuse an exercise's
     exam: ExamConfig | None = None
     languages: tuple[str, ...] = ("en",)  # feedback languages its catalogue is complete in
+    counts: str = "latest"  # latest | best: which submission of a student counts (the service)
 
     @property
     def solutions(self) -> Path:
@@ -248,7 +250,7 @@ def _exam(data: dict[str, Any], where: str) -> ExamConfig:
 
 def _assignment(root: Path, aid: str, data: dict[str, Any], declared: dict[str, Any]) -> Assignment:
     where = f"assignments.{aid}"
-    _check_keys(data, {"title", "given", "tasks", "extends", "exam", "languages"}, where)
+    _check_keys(data, {"title", "given", "tasks", "extends", "exam", "languages", "counts"}, where)
     base: Assignment | None = None
     if "extends" in data:
         parent = data["extends"]
@@ -274,9 +276,14 @@ def _assignment(root: Path, aid: str, data: dict[str, Any], declared: dict[str, 
         raise ConfigError(f"grading.toml: {where}.given must be a list of file names")
     exam = _exam(_table(data["exam"], f"{where}.exam"), f"{where}.exam") if "exam" in data else None
     languages = _languages(data.get("languages", list(base.languages) if base else ["en"]), where)
+    counts = data.get("counts", base.counts if base else "latest")
+    if counts not in COUNTS:
+        raise ConfigError(f"grading.toml: {where}.counts must be one of {COUNTS} (which of a student's "
+                          f"submissions is their grade), got {counts!r}")
     return Assignment(
         id=aid, title=str(data.get("title", base.title if base else aid)), root=root, given=tuple(given),
         tasks=tasks, content=(base.content or base.id) if base else "", exam=exam, languages=languages,
+        counts=counts,
     )
 
 

@@ -223,8 +223,9 @@ def _register() -> None:
     from autograder.cli.lti import lti, publish
     from autograder.cli.notebook import notebook
     from autograder.cli.serve import serve
+    from autograder.cli.similarity import similarity
 
-    for command in (export, gradescope, publish, lti, notebook, serve, worker):
+    for command in (export, gradescope, publish, lti, notebook, serve, worker, similarity):
         main.add_command(command)
     from autograder.cli.exam import exam
 

@@ -113,7 +113,8 @@ class _Run:
         elif entry.kind == "grading":
             row_id = int(body.get("row", 0))
             self.signed[row_id] = (entry, body)
-            self.pointer[(entry.assignment, entry.student)] = row_id
+            if body.get("current", True):  # a grading that does not count is history from the start
+                self.pointer[(entry.assignment, entry.student)] = row_id
         else:
             self.add(where, entry.student, f"an entry of kind {entry.kind!r}, which this kit does not know: "
                                            "verify it with the torch-autograder that wrote it")

@@ -117,9 +117,11 @@ class Gradebook:
         return self._key
 
     def record(self, result: SubmissionResult, *, after: Callable[[sqlite3.Connection], None] | None = None,
-               force: bool = False) -> bool:
+               force: bool = False, current: bool = True) -> bool:
         """Make `result` the student's current grade; False (nothing written) when its key already is,
-        unless `force` (a regrade asked for). `after` runs in the same transaction (a claim's release)."""
+        unless `force` (a regrade asked for). `after` runs in the same transaction (a claim's release).
+        `current=False` (with `force`) records it as history only, the current grade left as it is:
+        a grading that does not count (the service's `counts` rule); its signed entry says so."""
         if not is_student_id(result.student):
             raise LedgerError(f"student id {result.student!r} is not in the identity rule's form "
                               f"({student_id(result.student)!r}): ids are normalized before anything "
@@ -141,21 +143,23 @@ class Gradebook:
                        or row[0] <= self.legacy_rows())  # a grade from before the log: signed now
             if written:
                 self._start(key)
+            if written and current:
                 self.db.execute(
                     "UPDATE gradings SET current = 0 WHERE assignment = ? AND student = ? AND current = 1",
                     (result.assignment, result.student),
                 )
+            if written:
                 cursor = self.db.execute(
                     "INSERT INTO gradings (assignment, student, graded_at, score, max_score, current, result,"
                     " submission_sha256, grader_digest, signature, folder)"
-                    " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
-                    (result.assignment, result.student, now, result.score, result.max_score, payload,
-                     *digests, str(prov.get("signature", "")), folder),
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (result.assignment, result.student, now, result.score, result.max_score, int(current),
+                     payload, *digests, str(prov.get("signature", "")), folder),
                 )
                 stored = GradebookRow(int(cursor.lastrowid or 0), result.assignment, result.student,
-                                      result.score, result.max_score, 1, payload, *digests,
+                                      result.score, result.max_score, int(current), payload, *digests,
                                       str(prov.get("signature", "")), now, folder)
-                body = {**stored.sealed(), "source": str(prov.get("source", ""))}
+                body = {**stored.sealed(), "source": str(prov.get("source", "")), "current": current}
                 log.append(self.db, key, "grading", result.assignment, result.student, body)
             if after is not None:
                 after(self.db)

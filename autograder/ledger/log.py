@@ -32,7 +32,7 @@ HEAD_TEXT = "autograder-ledger-head-1"
 LOG_STREAM = '["log"]'
 KINDS = {
     "start": "the log begins; rows recorded before it are sealed as they were",
-    "grading": "a grade recorded for a student, which becomes their current grade",
+    "grading": "a grade recorded for a student; their current grade unless it says `current: false`",
 }
 COLUMNS = "seq, kind, assignment, student, recorded_at, key_id, prev_hash, body, hash, signature"
 

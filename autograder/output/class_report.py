@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 from collections import Counter, defaultdict
@@ -18,7 +19,10 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from autograder import __version__
 from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult
+from autograder.output.exam_stats import ExamStatistics, exam_statistics
 from autograder.output.pages import REPORT_UI, font_css, font_family, inline_code, reason_text
+from autograder.output.similarity_files import SimilarityFindings, load_similarity
+from autograder.output.similarity_pages import engine_ui
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 
@@ -33,6 +37,7 @@ def templates() -> Environment:
 ENGINE_KEYS = "engine."
 TAMPERED = "engine.tampered"  # never an ordinary mistake: listed for academic-integrity review
 EXAMPLES_SHOWN = 5
+SIMILAR_SHOWN = 50  # pairs of students listed; similarity.csv has every file pair above the floor
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,9 @@ class ClassSummary:
     review: tuple[ReviewRow, ...] = ()
     ui: dict[str, str] = field(default_factory=dict, hash=False)  # the page's labels, in `lang`
     lang: str = "en"
+    # Issue #30: item and variant statistics; what the last similarity run on OUT found (None: none ran).
+    stats: ExamStatistics | None = None
+    similarity: SimilarityFindings | None = None
 
     @property
     def mean(self) -> float:
@@ -320,8 +328,9 @@ def summarize(
         misconceptions=misconceptions,
         ungraded=tuple(ungraded),
         review=tuple(sorted(review, key=lambda r: (not r.tampered, r.student, r.task))),
-        ui={**REPORT_UI, **messages.get("ui", {})},
+        ui={**REPORT_UI, **engine_ui(), **messages.get("ui", {})},
         lang=lang,
+        stats=exam_statistics(results, assignment.exam.variants if assignment.exam else ()),
         seconds=seconds,
         exam=assignment.exam is not None or any(r.exam for r in results),
         variants=exam.variants,
@@ -366,13 +375,17 @@ def render_html(summary: ClassSummary) -> str:
                 for t in task_ids]
     tasks_chart = _svg_bars(task_pct, task_ids, 100.0, unit="%")
     return env.get_template("report.html.j2").render(
-        s=summary, ui={**REPORT_UI, **summary.ui}, histogram=histogram, tasks_chart=tasks_chart,
+        s=summary, ui={**REPORT_UI, **engine_ui(), **summary.ui}, histogram=histogram,
+        tasks_chart=tasks_chart, similar_shown=SIMILAR_SHOWN,
         examples_shown=EXAMPLES_SHOWN, version=__version__, font_css=font_css(summary.lang),
         font_family=font_family(summary.lang),
     )
 
 
 def write_report(out: Path, summary: ClassSummary) -> Path:
+    """OUT/report.html, with the findings of the last similarity run on OUT when it has them."""
+    if summary.similarity is None:
+        summary = dataclasses.replace(summary, similarity=load_similarity(out))
     path = out / "report.html"
     path.write_text(render_html(summary), encoding="utf-8")
     return path

@@ -1,38 +1,53 @@
 """The Flask app of `autograder serve`: its state (inbox, queue, passback), sessions, CSRF, LTI routes.
 
 Sessions are Flask's signed cookie (SameSite=None; Secure, as an LMS frame needs) holding the
-launch only; the key signing it lives in the data folder (0600), never in a page or a log.
+launch only; the key signing it lives in the data folder (0600), never in a page or a log. Every
+template is autoescaped whatever its name, and every response carries the headers of security.py.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
+import re
 import secrets
 import sqlite3
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Response, jsonify, redirect, render_template, request, session, url_for
+from flask import Flask, jsonify, redirect, render_template, request, session, url_for
 from flask_wtf.csrf import CSRFError, CSRFProtect
-from jinja2 import ChoiceLoader, FileSystemLoader
-from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from autograder.errors import AutograderError
 from autograder.platforms.lti.keys import load_private_key, public_jwk
-from autograder.service import instructor_pages, lti_launch, student_pages
+from autograder.service import instructor_pages, lti_launch, security, student_pages
 from autograder.service.inbox import Inbox
 from autograder.service.limits import UploadRate
-from autograder.service.lti_launch import Launch, LaunchRefused
+from autograder.service.lti_launch import DEFAULT_LOCALES, Launch, LaunchRefused
 from autograder.service.passback import Passback
 from autograder.service.queue import GradingQueue
 from autograder.service.settings import ServiceSettings
 from autograder.service.state import ServiceState, current_lang, texts
+from autograder.service.texts import look, utc_text
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+STATIC = Path(__file__).resolve().parent / "static"
 DEMO_STUDENT, DEMO_INSTRUCTOR = "demo-student", "demo-instructor"
+DEMO_NAME = re.compile(r"^[a-z0-9-]{1,40}$")  # /demo/student?as=NAME: another demo student, demo-NAME
+API_PATHS = ("/student/submissions", "/instructor/queue.json")  # what the pages' scripts read: JSON errors
+LANGUAGE_NAMES = {"en": "English", "bn": "বাংলা"}  # each named in itself: the demo's language switch
+HTTP_TEXTS = {401: "need_launch", 403: "staff_only", 404: "not_found", 405: "not_found", 429: "busy"}
 log = logging.getLogger("autograder.service")
+
+
+class ServiceFlask(Flask):
+    """Flask, with every template autoescaped: its default escapes only .html/.htm/.xml/.xhtml names."""
+
+    def select_jinja_autoescape(self, filename: str | None) -> bool:
+        return True
 
 
 class ServiceError(AutograderError):
@@ -67,12 +82,13 @@ def build_state(settings: ServiceSettings) -> ServiceState:
     from autograder.ledger.book import Gradebook
 
     check_demo(settings)
-    settings.data.mkdir(parents=True, exist_ok=True)
+    security.private_data(settings.data)  # before SQLite makes the gradebook (and its -wal, -shm)
     served = {settings.kit.default_assignment, *([settings.launch.assignment] if settings.launch else [])}
     for aid in sorted(a for a in served if a):
         plan_for(settings.kit, aid)  # an exam whose secret is missing stops the start, not a grading
     inbox = Inbox(Gradebook(settings.gradebook))
-    passback = Passback(settings.launch, settings.gradebook) if settings.launch is not None else None
+    passback = Passback(settings.launch, settings.gradebook, settings.kit, inbox, settings.clock) \
+        if settings.launch is not None else None
     queue = GradingQueue(settings.kit, inbox, jobs=settings.jobs, sandbox=settings.sandbox,
                          lang=settings.lang, signing_key=inbox.book.signing_key(settings.kit.root),
                          on_graded=passback.graded if passback is not None else None)
@@ -81,6 +97,8 @@ def build_state(settings: ServiceSettings) -> ServiceState:
     state = ServiceState(settings, inbox, queue, passback, rate, nonces)
     try:
         queue.start()
+        if passback is not None:
+            passback.start()
     except BaseException:
         state.close()
         raise
@@ -89,9 +107,8 @@ def build_state(settings: ServiceSettings) -> ServiceState:
 
 def create_app(state: ServiceState) -> Flask:
     settings = state.settings
-    app = Flask("autograder.service", template_folder=str(TEMPLATES))
-    assert app.jinja_loader is not None
-    app.jinja_loader = ChoiceLoader([app.jinja_loader, FileSystemLoader(str(TEMPLATES))])
+    app = ServiceFlask("autograder.service", template_folder=str(TEMPLATES), static_folder=str(STATIC),
+                       static_url_path="/static")
     app.config.update(
         SECRET_KEY=session_key(settings.data),
         SESSION_COOKIE_NAME="autograder_session",
@@ -106,24 +123,49 @@ def create_app(state: ServiceState) -> Flask:
     if settings.proxied:  # the URLs the tool gives the LMS (its launch URL) must be the public https ones
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1, x_host=1)  # type: ignore[method-assign]
     csrf = CSRFProtect(app)
+    security.install_headers(app, () if settings.launch is None else settings.launch.framing_origins)
     _lti_routes(app, state, csrf)
 
     student_pages.register(app, state)
     instructor_pages.register(app, state)
+    app.jinja_env.globals["language_names"] = LANGUAGE_NAMES
+    app.jinja_env.filters["utc_text"] = utc_text  # a <time>'s text until the page's script writes it
+
+    def problem(key: str, status: int, message: str = "", **fields: str) -> tuple[Any, int]:
+        lang = current_lang()
+        t = texts(lang)
+        text = message or t[key].format(**fields)
+        if request.path.startswith(API_PATHS) and not request.path.endswith("/feedback"):
+            return jsonify(error=text), status
+        return render_template("service_error.html", t=t, message=text, **look(lang)), status
 
     @app.errorhandler(RequestEntityTooLarge)
-    def too_large(_: Exception) -> tuple[Response, int]:
-        limit = f"{settings.limits.max_upload_bytes / (1024 * 1024):g}"
-        return jsonify(error=texts(current_lang())["too_large"].format(limit=limit)), 413
+    def too_large(_: Exception) -> tuple[Any, int]:
+        return problem("too_large", 413, limit=f"{settings.limits.max_upload_bytes / (1024 * 1024):g}")
 
     @app.errorhandler(CSRFError)
-    def bad_csrf(exc: CSRFError) -> tuple[Response, int]:
-        return jsonify(error=f"refused: {exc.description} Reload the page and try again."), 400
+    def bad_csrf(exc: CSRFError) -> tuple[Any, int]:
+        log.info("CSRF refused on %s: %s", request.path, exc.description)
+        return problem("bad_csrf", 400)
 
     @app.errorhandler(LaunchRefused)
-    def refused(exc: LaunchRefused) -> tuple[str, int]:
-        log.info("%s", exc)
-        return render_template("service_error.html.j2", message=str(exc), t=texts("en")), 401
+    def refused(exc: LaunchRefused) -> tuple[Any, int]:
+        log.info("%s", exc)  # the reason is the platform's or the token's: shown as text, escaped
+        return render_template("service_error.html", t=texts("en"), message=str(exc), **look("en")), 401
+
+    @app.errorhandler(HTTPException)
+    def http_problem(exc: HTTPException) -> Any:
+        code = exc.code or 500
+        if code not in HTTP_TEXTS:
+            return exc
+        return problem(HTTP_TEXTS[code], code)
+
+    @app.errorhandler(Exception)
+    def crashed(exc: Exception) -> Any:
+        if isinstance(exc, HTTPException):
+            return exc
+        log.exception("error on %s", request.path)  # the page never shows an exception's text
+        return problem("server_error", 500)
 
     return app
 
@@ -143,7 +185,10 @@ def _lti_routes(app: Flask, state: ServiceState, csrf: CSRFProtect) -> None:
         if settings.launch is None:
             raise LaunchRefused("login refused: this server has no LMS platform configured")
         # the login initiation carries no locale (the launch does): its cookie check speaks English
-        return lti_launch.login(settings.launch, url_for("lti_launch_view", _external=True), texts("en"))
+        answer = lti_launch.login(settings.launch, url_for("lti_launch_view", _external=True), texts("en"))
+        if answer.status_code == 200 and answer.mimetype == "text/html":  # PyLTI1p3's cookie check page
+            answer.set_data(security.with_nonce(answer.get_data(as_text=True)))
+        return answer
 
     @app.route("/lti/launch", methods=["POST"])
     @csrf.exempt
@@ -152,8 +197,7 @@ def _lti_routes(app: Flask, state: ServiceState, csrf: CSRFProtect) -> None:
             raise LaunchRefused("launch refused: this server has no LMS platform configured")
         found = lti_launch.launch(settings.launch, state.nonces, set(settings.kit.assignments))
         if not found.assignment:
-            found = Launch(found.student, found.user_id, found.name, settings.kit.default_assignment,
-                           found.lang, found.instructor, found.lineitem)
+            found = dataclasses.replace(found, assignment=settings.kit.default_assignment)
         _start_session(found)
         log.info("launch: %s (%s) for %s", found.student, "instructor" if found.instructor else "student",
                  found.assignment)
@@ -169,7 +213,8 @@ def _lti_routes(app: Flask, state: ServiceState, csrf: CSRFProtect) -> None:
     @app.route("/demo")
     def demo_index() -> Any:
         _demo_only()
-        return render_template("service_demo.html.j2", t=texts("en"))
+        lang = "bn" if request.args.get("lang") == "bn" else "en"
+        return render_template("service_demo.html", t=texts(lang), **look(lang))
 
     @app.route("/demo/<role>")
     def demo_launch(role: str) -> Any:
@@ -177,7 +222,13 @@ def _lti_routes(app: Flask, state: ServiceState, csrf: CSRFProtect) -> None:
         lang = "bn" if request.args.get("lang") == "bn" else "en"
         instructor = role == "instructor"
         who = DEMO_INSTRUCTOR if instructor else DEMO_STUDENT
-        _start_session(Launch(who, who, who, settings.kit.default_assignment, lang, instructor, demo=True))
+        other = request.args.get("as", "")
+        if other and not instructor and DEMO_NAME.match(other):
+            who = f"demo-{other}"
+        locale = request.args.get("locale", "")
+        launch = Launch(who, who, who, settings.kit.default_assignment, lang, instructor, demo=True,
+                        locale=locale if lti_launch.language_of(locale) == lang else DEFAULT_LOCALES[lang])
+        _start_session(launch)
         return redirect(url_for("instructor_page" if instructor else "student_page"), code=303)
 
     def _demo_only() -> None:

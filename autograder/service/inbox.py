@@ -4,6 +4,11 @@ Table `received` holds one row per upload with its bytes, who sent it (from the 
 status: queued -> grading -> graded | failed. A row becomes `graded` in the same transaction as
 the ledger's grade, so a server killed at any moment either graded a submission or finds it
 queued (or grading) again when it starts: none is lost, none is graded twice.
+
+A regrade is a row of its own (`regrade_of` names the upload): it keeps the upload's receipt time,
+so its lateness is the upload's, and the student's list shows it in that upload's history, never
+as an upload. Which grading is the student's current grade follows the assignment's `counts`:
+the newest upload's (latest), or the best one's among those graded by the same graders (best).
 """
 
 from __future__ import annotations
@@ -11,8 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from autograder.grading.results import SubmissionResult, result_from_dict, result_to_dict
@@ -40,15 +46,18 @@ CREATE TABLE IF NOT EXISTS received (
     max_score REAL,
     result TEXT,
     graded_at TEXT,
-    message TEXT NOT NULL DEFAULT ''
+    message TEXT NOT NULL DEFAULT '',
+    regrade_of INTEGER REFERENCES received (id)
 );
 CREATE INDEX IF NOT EXISTS received_by_student ON received (assignment, student, id);
 CREATE INDEX IF NOT EXISTS received_by_status ON received (status, id);
 """
+REGRADES_INDEX = "CREATE INDEX IF NOT EXISTS received_regrades ON received (regrade_of, id)"
+DUPLICATE_SECONDS = 10.0  # the same bytes again this soon (or while still waiting): one upload, not two
 
 
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+def utc_now(moment: datetime | None = None) -> str:
+    return (moment or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,15 @@ class Received:
     max_score: float | None
     graded_at: str | None
     message: str
+    regrade_of: int | None = None  # the upload this row grades again (None: the row is an upload)
+
+    @property
+    def upload_id(self) -> int:
+        return self.regrade_of if self.regrade_of is not None else self.id
+
+    @property
+    def waiting(self) -> bool:
+        return self.status in ("queued", "grading")
 
     def summary(self) -> dict[str, Any]:
         """What a page or the status endpoint shows of it (never the bytes)."""
@@ -81,7 +99,7 @@ class Received:
 
 
 COLUMNS = ("id, assignment, student, user_id, lineitem, lang, filename, kind, sha256, received_at, status,"
-           " attempts, regrade, score, max_score, graded_at, message")
+           " attempts, regrade, score, max_score, graded_at, message, regrade_of")
 
 
 class Inbox:
@@ -92,24 +110,73 @@ class Inbox:
         self.db = book.db
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)  # notified whenever a row's status changes
+        # (assignment, student) -> a number that grows with every change to their rows: what a page
+        # waits on. It starts from the clock, so a page left open across a restart is not stuck behind.
+        self._seq = time.time_ns() // 1000
+        self._versions: dict[tuple[str, str], int] = {}
         with self.lock, self.db:
             self.db.executescript(INBOX_SCHEMA)
+            if "regrade_of" not in {r[1] for r in self.db.execute("PRAGMA table_info(received)")}:
+                self.db.execute("ALTER TABLE received ADD COLUMN regrade_of INTEGER REFERENCES received (id)")
+            self.db.execute(REGRADES_INDEX)
 
+    # -- changes a page waits for -----------------------------------------------------------
+    def _touch(self, assignment: str, student: str) -> None:
+        """Under the lock: this student's rows changed; wake whoever waits."""
+        self._seq += 1
+        self._versions[assignment, student] = self._seq
+        self.changed.notify_all()
+
+    def version(self, assignment: str, student: str) -> int:
+        with self.lock:
+            return self._versions.get((assignment, student), 0)
+
+    def wait_version(self, assignment: str, student: str, since: int, timeout: float) -> int:
+        """This student's version once it is past `since` (or after `timeout` s)."""
+        with self.changed:
+            self.changed.wait_for(lambda: self._versions.get((assignment, student), 0) > since, timeout)
+            return self._versions.get((assignment, student), 0)
+
+    # -- rows in -----------------------------------------------------------------------------
     def add(self, *, assignment: str, student: str, user_id: str, lineitem: str, lang: str, filename: str,
-            kind: str, upload: bytes, regrade: bool = False) -> Received:
+            kind: str, upload: bytes, regrade: bool = False, received_at: str | None = None,
+            regrade_of: int | None = None, now: datetime | None = None) -> Received:
         """Store an upload (committed before this returns: accepted means kept) as queued."""
+        return self.accept(assignment=assignment, student=student, user_id=user_id, lineitem=lineitem,
+                           lang=lang, filename=filename, kind=kind, upload=upload, regrade=regrade,
+                           received_at=received_at, regrade_of=regrade_of, now=now, dedupe=False)[0]
+
+    def accept(self, *, assignment: str, student: str, user_id: str, lineitem: str, lang: str, filename: str,
+               kind: str, upload: bytes, regrade: bool = False, received_at: str | None = None,
+               regrade_of: int | None = None, now: datetime | None = None,
+               dedupe: bool = True) -> tuple[Received, bool]:
+        """(row, False) for an upload stored as queued; with `dedupe`, (the earlier row, True) when the
+        student sent the same bytes a moment ago or that upload still waits (a double click)."""
         digest = hashlib.sha256(upload).hexdigest()
+        moment = now or datetime.now(UTC)
         with self.lock, self.db:
+            if dedupe:
+                earlier = self.db.execute(
+                    f"SELECT {COLUMNS} FROM received WHERE assignment = ? AND student = ? AND sha256 = ?"
+                    " AND regrade_of IS NULL ORDER BY id DESC LIMIT 1",
+                    (assignment, student, digest)).fetchone()
+                if earlier is not None:
+                    before = Received(*earlier)
+                    age = moment - datetime.fromisoformat(before.received_at)
+                    if before.waiting or age < timedelta(seconds=DUPLICATE_SECONDS):
+                        return before, True
             cursor = self.db.execute(
                 "INSERT INTO received (assignment, student, user_id, lineitem, lang, filename, kind, upload,"
-                " sha256, received_at, status, regrade) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)",
-                (assignment, student, user_id, lineitem, lang, filename, kind, upload, digest, utc_now(),
-                 int(regrade)),
+                " sha256, received_at, status, regrade, regrade_of)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)",
+                (assignment, student, user_id, lineitem, lang, filename, kind, upload, digest,
+                 received_at or utc_now(moment), int(regrade), regrade_of),
             )
             row_id = int(cursor.lastrowid or 0)
+            self._touch(assignment, student)
         found = self.get(row_id)
         assert found is not None
-        return found
+        return found, False
 
     def get(self, row_id: int) -> Received | None:
         with self.lock:
@@ -134,13 +201,38 @@ class Inbox:
         return json.loads(row[0]) if row and row[0] else None
 
     def of_student(self, assignment: str, student: str) -> list[Received]:
-        """A student's submissions, newest first."""
+        """A student's uploads (never the regrades of them), newest first."""
         with self.lock:
             rows = self.db.execute(
-                f"SELECT {COLUMNS} FROM received WHERE assignment = ? AND student = ? ORDER BY id DESC",
-                (assignment, student),
+                f"SELECT {COLUMNS} FROM received WHERE assignment = ? AND student = ? AND regrade_of IS NULL"
+                " ORDER BY id DESC", (assignment, student),
             ).fetchall()
         return [Received(*r) for r in rows]
+
+    def gradings(self, upload_id: int) -> list[Received]:
+        """An upload's row and its regrades' rows, oldest first: its history."""
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT {COLUMNS} FROM received WHERE id = ? OR regrade_of = ? ORDER BY id",
+                (upload_id, upload_id),
+            ).fetchall()
+        return [Received(*r) for r in rows]
+
+    def people(self, assignment: str) -> dict[str, Received]:
+        """Each student's newest upload: whom their latest launch says they are (LTI user id, line
+        item, language)."""
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT {COLUMNS} FROM received WHERE id IN (SELECT MAX(id) FROM received"
+                " WHERE assignment = ? AND regrade_of IS NULL GROUP BY student) ORDER BY student",
+                (assignment,),
+            ).fetchall()
+        return {r.student: r for r in (Received(*row) for row in rows)}
+
+    def assignments(self) -> list[str]:
+        """The assignments anyone uploaded to."""
+        with self.lock:
+            return sorted(str(r[0]) for r in self.db.execute("SELECT DISTINCT assignment FROM received"))
 
     def waiting(self, assignment: str | None = None) -> list[Received]:
         """Queued and grading rows, oldest first (the instructor's view of the queue)."""
@@ -152,15 +244,23 @@ class Inbox:
             rows = self.db.execute(query + " ORDER BY id", args).fetchall()
         return [Received(*r) for r in rows]
 
-    def latest_graded(self, assignment: str) -> list[Received]:
-        """Each student's newest graded submission (what regrade-all grades again)."""
+    def to_regrade(self, assignment: str, counts: str, student: str | None = None) -> list[Received]:
+        """The uploads a regrade grades again: each student's newest graded one (counts = latest), or
+        every graded one (best: which is best is decided anew by the new graders); oldest first."""
+        query = (f"SELECT {COLUMNS} FROM received WHERE regrade_of IS NULL AND assignment = ? AND id IN"
+                 " (SELECT COALESCE(regrade_of, id) FROM received"
+                 " WHERE assignment = ? AND status = 'graded')")
+        args: tuple[str, ...] = (assignment, assignment)
+        if student is not None:
+            query, args = query + " AND student = ?", (*args, student)
         with self.lock:
-            rows = self.db.execute(
-                f"SELECT {COLUMNS} FROM received WHERE id IN (SELECT MAX(id) FROM received"
-                " WHERE assignment = ? AND status = 'graded' GROUP BY student) ORDER BY student",
-                (assignment,),
-            ).fetchall()
-        return [Received(*r) for r in rows]
+            rows = [Received(*r) for r in self.db.execute(query + " ORDER BY id", args).fetchall()]
+        if counts == "best":
+            return rows
+        newest: dict[str, Received] = {}
+        for row in rows:
+            newest[row.student] = row
+        return sorted(newest.values(), key=lambda r: r.id)
 
     def requeue_interrupted(self) -> int:
         """At start: rows a dead server was grading are queued again (their grade never landed)."""
@@ -175,14 +275,31 @@ class Inbox:
             for row_id in ids:
                 self.db.execute("UPDATE received SET status = 'grading', attempts = attempts + 1"
                                 " WHERE id = ? AND status = 'queued'", (row_id,))
-            self.changed.notify_all()
-        return [r for r in (self.get(i) for i in ids) if r is not None]
+            taken = [r for r in (self.get(i) for i in ids) if r is not None]
+            for row in taken:
+                self._touch(row.assignment, row.student)
+        return taken
 
-    def copy_for_regrade(self, row: Received) -> Received:
-        """A regrade is a new row with the same bytes: history keeps both gradings."""
-        return self.add(assignment=row.assignment, student=row.student, user_id=row.user_id,
-                        lineitem=row.lineitem, lang=row.lang, filename=row.filename, kind=row.kind,
-                        upload=self.upload(row.id), regrade=True)
+    def copy_for_regrade(self, upload: Received, now: datetime | None = None) -> Received | None:
+        """Queue `upload` to be graded again: a row of its own with the upload's bytes and receipt time
+        (so the same lateness), shown in the upload's history. None when a regrade of it already waits."""
+        with self.lock:
+            pending = self.db.execute(
+                "SELECT 1 FROM received WHERE regrade_of = ? AND status IN ('queued', 'grading')",
+                (upload.id,)).fetchone()
+            if pending is not None:
+                return None
+            return self.add(assignment=upload.assignment, student=upload.student, user_id=upload.user_id,
+                            lineitem=upload.lineitem, lang=upload.lang, filename=upload.filename,
+                            kind=upload.kind, upload=self.upload(upload.id), regrade=True,
+                            received_at=upload.received_at, regrade_of=upload.id, now=now)
+
+    def current_signature(self, assignment: str, student: str) -> str:
+        """The signature of the student's current grade ("" without one): which grading it is."""
+        with self.lock:
+            row = self.db.execute("SELECT signature FROM gradings WHERE assignment = ? AND student = ?"
+                                  " AND current = 1", (assignment, student)).fetchone()
+        return str(row[0]) if row else ""
 
     def current_grade(self, assignment: str, student: str, key: tuple[str, str]) -> SubmissionResult | None:
         """The student's current grade in the ledger, if it was computed from exactly `key`."""
@@ -192,8 +309,25 @@ class Inbox:
                 " AND submission_sha256 = ? AND grader_digest = ?", (assignment, student, *key)).fetchone()
         return result_from_dict(json.loads(row[0])) if row else None
 
-    def finish(self, row_id: int, result: SubmissionResult, *, record: bool = True) -> None:
-        """The grade in the ledger and the row graded, in one transaction (exactly once)."""
+    def _counts(self, row: Received, result: SubmissionResult, counts: str) -> bool:
+        """Does this grading become the student's current grade? latest: unless a newer upload of theirs
+        is graded already (an older upload finishing late never takes over); best: unless their
+        current grade, by the same graders, is higher (one by other graders is stale and gives way)."""
+        if counts == "best":
+            found = self.db.execute(
+                "SELECT score, grader_digest FROM gradings WHERE assignment = ? AND student = ?"
+                " AND current = 1", (row.assignment, row.student)).fetchone()
+            digest = str(result.provenance.get("grader_digest", ""))
+            return found is None or found[1] != digest or result.score >= float(found[0])
+        newest = self.db.execute(
+            "SELECT MAX(COALESCE(regrade_of, id)) FROM received WHERE assignment = ? AND student = ?"
+            " AND status = 'graded'", (row.assignment, row.student)).fetchone()[0]
+        return newest is None or row.upload_id >= int(newest)
+
+    def finish(self, row_id: int, result: SubmissionResult, *, record: bool = True,
+               counts: str = "latest") -> None:
+        """The grade in the ledger and the row graded, in one transaction (exactly once); whether the
+        grade is the student's current one follows `counts` (see `_counts`)."""
         payload = json.dumps(result_to_dict(result), ensure_ascii=False)
 
         def mark(db: Any) -> None:
@@ -204,23 +338,26 @@ class Inbox:
             )
 
         with self.lock:  # every write to `received` holds it: the status read here stays true
-            row = self.db.execute("SELECT status FROM received WHERE id = ?", (row_id,)).fetchone()
-            if row is None or row[0] != "grading":
+            row = self.get(row_id)
+            if row is None or row.status != "grading":
                 return  # already graded (or gone): never a second ledger row for one upload
             if record:
-                self.book.record(result, after=mark, force=True)
+                self.book.record(result, after=mark, force=True, current=self._counts(row, result, counts))
             else:
                 with self.db:
                     mark(self.db)
-            self.changed.notify_all()
+            self._touch(row.assignment, row.student)
 
     def fail(self, row_id: int, message: str, *, retry: bool) -> None:
-        """A grading that could not finish: queued again (`retry`) or failed, with why."""
+        """A grading that could not finish: queued again (`retry`) or failed, with why (a text key of
+        the service's catalogue, or a message that names the problem)."""
         status = "queued" if retry else "failed"
         with self.lock, self.db:
             self.db.execute("UPDATE received SET status = ?, message = ? WHERE id = ?",
                             (status, message, row_id))
-            self.changed.notify_all()
+            row = self.get(row_id)
+            if row is not None:
+                self._touch(row.assignment, row.student)
 
     def wait_change(self, row_id: int, seen: str, timeout: float) -> Received | None:
         """The row once its status is no longer `seen` (or after `timeout` s): a status request

@@ -21,14 +21,17 @@ from autograder.grading.course import ENGINE_MESSAGES, load_messages
 from autograder.output import class_report
 from autograder.service.lti_launch import Launch
 from autograder.service.state import ServiceState, current_launch, texts
+from autograder.service.texts import iso_text, look
+
+SCRIPT_TEXTS = ("queued", "grading", "queue_empty", "history_regraded")
 
 
 def _instructor() -> Launch:
     found = current_launch()
     if found is None:
-        abort(401, "Open this tool from your LMS (the launch sets who you are).")
+        abort(401)
     if not found.instructor:
-        abort(403, "This page is for the course's instructors.")
+        abort(403)
     return found
 
 
@@ -38,17 +41,30 @@ def register(app: Flask, state: ServiceState) -> None:
 
     def queue_rows(assignment: str) -> list[dict[str, Any]]:
         return [{"id": r.id, "student": r.student, "status": r.status, "received_at": r.received_at,
-                 "attempts": r.attempts} for r in inbox.waiting(assignment)]
+                 "regrade": r.regrade_of is not None, "attempts": r.attempts}
+                for r in inbox.waiting(assignment)]
+
+    def grades(assignment: str) -> list[dict[str, Any]]:
+        """Each student's current grade (as the counts rule made it), with their newest upload's time."""
+        with inbox.lock:
+            current = {r.student: r for r in inbox.book.current(assignment)}
+        people = inbox.people(assignment)
+        return [{"student": s, "score": r.score, "max_score": r.max_score,
+                 "last": people[s].received_at if s in people else None}
+                for s, r in sorted(current.items())]
 
     @app.route("/instructor")
     def instructor_page() -> Any:
         who = _instructor()
         t = texts(who.lang)
-        latest = inbox.latest_graded(who.assignment)
         target = settings.kit.assignment(who.assignment)
-        return render_template("service_instructor.html.j2", t=t, who=who, title=target.title, latest=latest,
-                               queue=queue_rows(who.assignment), flashed=get_flashed_messages(),
-                               counts=inbox.counts())
+        page = {"texts": {k: t[k] for k in SCRIPT_TEXTS}, "locale": who.time_locale,
+                "queue_url": url_for("instructor_queue")}
+        return render_template("service_instructor.html", t=t, who=who, title=target.title,
+                               grades=grades(who.assignment), queue=queue_rows(who.assignment),
+                               flashed=get_flashed_messages(with_categories=True), counts=inbox.counts(),
+                               counts_text=t[f"class_counts_{target.counts}"], page=page, iso_of=iso_text,
+                               **look(who.lang))
 
     @app.route("/instructor/queue.json")
     def instructor_queue() -> Any:
@@ -67,14 +83,24 @@ def register(app: Flask, state: ServiceState) -> None:
 
     @app.route("/instructor/regrade", methods=["POST"])
     def instructor_regrade() -> Any:
+        """Grade again the uploads that count (every graded upload when the best one counts), each
+        with its own receipt time; an unknown student, or nobody to regrade, is an error."""
         who = _instructor()
         t = texts(who.lang)
-        wanted = request.form.get("student", "")
-        rows = [r for r in inbox.latest_graded(who.assignment) if not wanted or r.student == wanted]
-        for row in rows:
-            inbox.copy_for_regrade(row)
+        target = settings.kit.assignment(who.assignment)
+        wanted = request.form.get("student", "").strip()
+        uploads = inbox.to_regrade(target.id, target.counts, wanted or None)
+        if not uploads:
+            text = t["no_one_to_regrade"].format(student=wanted) if wanted else t["nothing_to_regrade"]
+            flash(text, "error")
+            return redirect(url_for("instructor_page"), code=303)
+        now = settings.clock.now()
+        queued = [r for r in (inbox.copy_for_regrade(u, now) for u in uploads) if r is not None]
         state.queue.wake()
-        flash(t["regraded"].format(count=len(rows)))
+        message = t["regraded"].format(count=len(queued))
+        if len(queued) < len(uploads):
+            message += " " + t["regrade_waiting"].format(count=len(uploads) - len(queued))
+        flash(message, "ok")
         return redirect(url_for("instructor_page"), code=303)
 
     @app.route("/instructor/publish", methods=["POST"])
@@ -82,12 +108,13 @@ def register(app: Flask, state: ServiceState) -> None:
         who = _instructor()
         t = texts(who.lang)
         if state.passback is None:
-            flash(t["no_platform"])
+            flash(t["no_platform"], "error")
             return redirect(url_for("instructor_page"), code=303)
-        report = state.passback.publish(who.assignment, inbox.latest_graded(who.assignment))
+        report = state.passback.publish(who.assignment)
         if report is None:
-            flash(t["published"].format(sent=0, refused=0, pending=0, up=0))
+            flash(t["published"].format(sent=0, refused=0, pending=0, up=0, held=0), "ok")
         else:
             flash(t["published"].format(sent=len(report.sent), refused=len(report.refused),
-                                        pending=len(report.pending), up=len(report.up_to_date)))
+                                        pending=len(report.pending), up=len(report.up_to_date),
+                                        held=len(report.held)), "ok")
         return redirect(url_for("instructor_page"), code=303)

@@ -10,6 +10,7 @@ refuses a replayed launch.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -29,6 +30,9 @@ AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 STAFF_ROLES = ("membership#Instructor", "membership#Administrator", "membership#ContentDeveloper",
                "membership/Instructor#TeachingAssistant", "institution/person#Administrator",
                "system/person#Administrator")
+
+DEFAULT_LOCALES = {"en": "en-GB", "bn": "bn-BD"}
+LOCALE = re.compile(r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$")
 
 NONCE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS lti_nonces (nonce TEXT PRIMARY KEY, expires REAL NOT NULL);
@@ -53,11 +57,13 @@ class Launch:
     instructor: bool
     lineitem: str = ""  # the AGS line item of this resource link ("" without AGS)
     demo: bool = False
+    locale: str = ""  # the launch's locale (BCP 47, e.g. bn-BD): how the page writes times
+    context: str = ""  # the course's title, as the LMS names it
 
     def as_session(self) -> dict[str, Any]:
         return {"student": self.student, "user_id": self.user_id, "name": self.name,
                 "assignment": self.assignment, "lang": self.lang, "instructor": self.instructor,
-                "lineitem": self.lineitem, "demo": self.demo}
+                "lineitem": self.lineitem, "demo": self.demo, "locale": self.locale, "context": self.context}
 
     @classmethod
     def from_session(cls, data: Any) -> Launch | None:
@@ -65,9 +71,16 @@ class Launch:
             return None
         try:
             return cls(str(data["student"]), str(data["user_id"]), str(data["name"]), str(data["assignment"]),
-                       str(data["lang"]), bool(data["instructor"]), str(data["lineitem"]), bool(data["demo"]))
+                       str(data["lang"]), bool(data["instructor"]), str(data["lineitem"]), bool(data["demo"]),
+                       str(data.get("locale", "")), str(data.get("context", "")))
         except KeyError:
             return None
+
+    @property
+    def time_locale(self) -> str:
+        """The locale the page writes times in: the launch's when it is of the page's language."""
+        return self.locale if language_of(self.locale) == self.lang and LOCALE.match(self.locale) else \
+            DEFAULT_LOCALES[self.lang]
 
 
 def tool_conf(config: LaunchConfig) -> ToolConfDict:
@@ -145,8 +158,11 @@ def _identify(data: dict[str, Any], config: LaunchConfig, known: set[str]) -> La
     ags = data.get(AGS_CLAIM) or {}
     lineitem = str(ags.get("lineitem") or "") if isinstance(ags, dict) else ""
     name = str(data.get("name") or data.get("given_name") or student or sub)
+    context = data.get(CLAIM + "context") or {}
+    course = str(context.get("title") or context.get("label") or "") if isinstance(context, dict) else ""
     return Launch(student_id(student or sub), sub, name, assignment, language_of(locale),
-                  any(r.endswith(STAFF_ROLES) for r in roles), lineitem)
+                  any(r.endswith(STAFF_ROLES) for r in roles), lineitem,
+                  locale=locale.replace("_", "-"), context=course)
 
 
 def language_of(locale: str) -> str:

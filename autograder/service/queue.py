@@ -28,12 +28,14 @@ from autograder.grading.options import GradeOptions
 from autograder.grading.pool import GradingPool
 from autograder.grading.provenance import grader_digest, submission_digest
 from autograder.grading.results import SubmissionResult
+from autograder.service.door import spool_name
 from autograder.service.inbox import Inbox, Received
 from autograder.submissions.collect import collect
 from autograder.submissions.students import student_key
 
 log = logging.getLogger("autograder.service")
 MAX_ATTEMPTS = 3  # a grading process that died this often for one upload: the upload is failed
+TEXT = "text:"  # a row's message that is a key of the service's texts (shown in the student's language)
 UID_STRIDE = 100  # each language's pool runs its sandboxes as uids of its own
 
 
@@ -120,10 +122,10 @@ class GradingQueue:
                 for row in rows:
                     try:
                         self._submit(row)
-                    except Exception as exc:  # the feeding thread must outlive any one upload
+                    except Exception:  # the feeding thread must outlive any one upload
                         log.exception("could not queue submission %d", row.id)
-                        self.inbox.fail(row.id, f"could not be graded ({type(exc).__name__})",
-                                        retry=row.attempts < MAX_ATTEMPTS)
+                        retry = row.attempts < MAX_ATTEMPTS
+                        self.inbox.fail(row.id, TEXT + ("retrying" if retry else "gave_up"), retry=retry)
 
     def _submit(self, row: Received) -> None:
         try:
@@ -137,20 +139,25 @@ class GradingQueue:
             known = None if row.regrade else self.inbox.current_grade(target.id, row.student, key)
             if known is not None:  # the same files, graders and context as the current grade: it stands
                 self.inbox.finish(row.id, known, record=False)
-                path.unlink(missing_ok=True)
+                shutil.rmtree(path.parent, ignore_errors=True)
                 return
             future = self.pool(row.lang).submit(path, student=row.student, assignment=target.id, plan=plan,
                                                 collected=collected)
-        except AutograderError as exc:
-            self.inbox.fail(row.id, str(exc), retry=False)
+        except AutograderError as exc:  # the kit's setup (an exam's secret...): the instructor's to fix
+            log.error("submission %d of %s could not be graded: %s", row.id, row.student, exc)
+            self.inbox.fail(row.id, TEXT + "not_gradable", retry=False)
+            shutil.rmtree(self.spool / str(row.id), ignore_errors=True)
             return
         with self._count_lock:
             self._in_flight += 1
         future.add_done_callback(lambda done: self._done(row, key, path, done))
 
     def _spooled(self, row: Received) -> Path:
-        """The upload as a file for the grader (the inbox keeps the bytes; this copy is scratch)."""
-        path = self.spool / f"{row.id}.{row.kind}"
+        """The upload as a file for the grader (the inbox keeps the bytes; this copy is scratch), in a
+        folder of its own and named as the student named it: a note about it names their file."""
+        folder = self.spool / str(row.id)
+        folder.mkdir(exist_ok=True)
+        path = folder / spool_name(row.filename, row.kind)
         path.write_bytes(self.inbox.upload(row.id))
         return path
 
@@ -165,17 +172,17 @@ class GradingQueue:
                 result = stamped(done.result(), key, self.signing_key)
             except Exception as exc:  # a grading process died (out of memory...): try again, a few times
                 retry = row.attempts < MAX_ATTEMPTS
-                self.inbox.fail(row.id, f"grading stopped ({type(exc).__name__}): "
-                                + ("trying again" if retry else "given up, ask your instructor"), retry=retry)
+                log.warning("grading of submission %d stopped (%s)", row.id, type(exc).__name__)
+                self.inbox.fail(row.id, TEXT + ("retrying" if retry else "gave_up"), retry=retry)
                 if self.pools.get(row.lang) is not None:
                     self.pools[row.lang].broken = True
                 return
-            self.inbox.finish(row.id, result)
+            self.inbox.finish(row.id, result, counts=self.kit.assignment(row.assignment).counts)
             if self.on_graded is not None:
                 with contextlib.suppress(Exception):  # a passback problem never undoes a grade
                     self.on_graded(row, result)
         finally:
-            path.unlink(missing_ok=True)
+            shutil.rmtree(path.parent, ignore_errors=True)
             with self._count_lock:
                 self._in_flight -= 1
             self._wake.set()

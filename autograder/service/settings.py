@@ -1,12 +1,15 @@
-"""The service's settings: PLATFORM.toml with its [launch] table, limits, where the data lives."""
+"""The service's settings: PLATFORM.toml with its [launch] table, limits, where the data lives, its clock."""
 
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from autograder.config import Kit
 from autograder.platforms.lti.config import LAUNCH_TABLE, PlatformConfig, check_url, parse_platform
@@ -18,7 +21,11 @@ LAUNCH_KEYS = {
 }
 LAUNCH_OPTIONAL = {
     "assignment": "the kit's assignment a launch is for when its custom claim `assignment` names none",
+    "frame_ancestors": "the origins whose pages may show the tool in a frame (default: the origins of the "
+                       "issuer and of auth_login_url), e.g. [\"https://school.instructure.com\"]",
 }
+# An origin a Content-Security-Policy frame-ancestors may name: scheme://host[:port], `*.` allowed first.
+ORIGIN = re.compile(r"^https?://(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$")
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,31 @@ class LaunchConfig:
     auth_login_url: str
     platform_jwks: dict[str, Any]
     assignment: str | None = None
+    frame_ancestors: tuple[str, ...] = ()  # origins allowed to frame the tool; () = issuer's and login's
+
+    @property
+    def framing_origins(self) -> tuple[str, ...]:
+        """The origins whose pages may frame the tool: the configured ones, else the LMS's own."""
+        if self.frame_ancestors:
+            return self.frame_ancestors
+        found = []
+        for url in (self.platform.issuer, self.auth_login_url):
+            parts = urlsplit(url)
+            origin = f"{parts.scheme}://{parts.netloc}"
+            if parts.scheme in ("https", "http") and parts.netloc and origin not in found:
+                found.append(origin)
+        return tuple(found)
+
+
+class Clock:
+    """The service's time (every "now" it asks: the exam window, the release, receipt times);
+    `fixed` pins it to one moment, as a test of a deadline does."""
+
+    def __init__(self, fixed: datetime | None = None):
+        self.fixed = fixed
+
+    def now(self) -> datetime:
+        return self.fixed if self.fixed is not None else datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -55,6 +87,7 @@ class ServiceSettings:
     lang: str | None = None  # the language of the pool started first (default: the kit's)
     proxied: bool = False  # behind a reverse proxy (https): trust its X-Forwarded-Proto/Host/For once
     limits: Limits = field(default_factory=Limits)
+    clock: Clock = field(default_factory=Clock, compare=False)
 
     @property
     def gradebook(self) -> Path:
@@ -94,7 +127,23 @@ def parse_launch(data: dict[str, Any], source: Path) -> LaunchConfig:
     login = check_url(str(table["auth_login_url"]), f"{where}: auth_login_url")
     assignment = table.get("assignment")
     return LaunchConfig(platform, login, _jwks(table["platform_jwks"], where),
-                        str(assignment) if assignment else None)
+                        str(assignment) if assignment else None,
+                        _origins(table.get("frame_ancestors"), where))
+
+
+def _origins(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise LtiError(f"{where}: frame_ancestors must be a list of origins like [\"https://lms.example.edu\"]")
+    for origin in value:
+        if not ORIGIN.match(origin.rstrip("/")):
+            raise LtiError(f"{where}: frame_ancestors: {origin!r} is not an origin (scheme://host[:port], no "
+                           "path; `https://*.example.edu` for every subdomain)")
+        check_url(origin.replace("*.", "", 1), f"{where}: frame_ancestors")
+    return tuple(v.rstrip("/") for v in value)
 
 
 def load_launch(path: Path) -> LaunchConfig:

@@ -7,20 +7,15 @@ from dataclasses import dataclass
 
 from flask import session
 
-from autograder.grading.course import ENGINE_MESSAGES, load_messages
 from autograder.service.inbox import Inbox
 from autograder.service.limits import UploadRate
 from autograder.service.lti_launch import Launch
 from autograder.service.passback import Passback
 from autograder.service.queue import GradingQueue
 from autograder.service.settings import ServiceSettings
+from autograder.service.texts import SERVICE_MESSAGES, texts
 
-SERVICE_MESSAGES = ENGINE_MESSAGES / "service"
-
-
-def texts(lang: str) -> dict[str, str]:
-    """The pages' texts in `lang` (English where a text is missing)."""
-    return load_messages([SERVICE_MESSAGES], lang).get("service", {})
+__all__ = ["SERVICE_MESSAGES", "ServiceState", "current_lang", "current_launch", "texts"]
 
 
 @dataclass

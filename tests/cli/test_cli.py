@@ -48,3 +48,31 @@ def test_missing_kit_says_what_to_do(tmp_path):
     result = CliRunner().invoke(main, ["doctor", "--kit", str(tmp_path)])
     assert result.exit_code == 2
     assert "grading.toml" in result.output
+
+
+def test_similarity_command_flags_a_copy_and_warns_without_an_exam_secret(tmp_path, monkeypatch):
+    import random
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import similarity_class as made
+
+    people = {f"s{i:02d}": made.independent_student(i, 4, made.fixed_styles()) for i in range(20)}
+    rng = random.Random(4)
+    people["zed"] = {name: made.disguise(text, 1, rng) for name, text in people["s05"].items()}
+    made.write_class(people, tmp_path / "class")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["similarity", str(tmp_path / "class"), "--out", str(out),
+                                       "--kit", str(ROOT), "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+    assert "s05 ~ zed" in result.output and (out / "similarity.csv").is_file()
+    monkeypatch.delenv("AUTOGRADER_EXAM_SECRET", raising=False)
+    monkeypatch.delenv("AUTOGRADER_EXAM_SECRET_FILE", raising=False)
+    exam = CliRunner().invoke(main, ["similarity", str(tmp_path / "class"), "--out", str(tmp_path / "exam"),
+                                     "--kit", str(ROOT), "--assignment", "nn_module_exam", "--jobs", "1"])
+    assert exam.exit_code == 0, exam.output
+    assert "not looking for another variant's numbers" in exam.output
+    (tmp_path / "empty-term").mkdir()
+    bad = CliRunner().invoke(main, ["similarity", str(tmp_path / "class"), "--out", str(out),
+                                    "--kit", str(ROOT), "--archive", str(tmp_path / "empty-term")])
+    assert bad.exit_code == 2 and "holds none of the task files" in bad.output

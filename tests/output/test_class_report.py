@@ -155,3 +155,69 @@ def test_tampering_and_introspection_are_listed_for_review_not_as_mistakes(kit):
     assert all(u.reason != "tampered" for u in summary.ungraded)
     html = render_html(summary)
     assert 'id="review"' in html and "probes changed" in html and "tinynet.py:3: frame walking" in html
+
+
+# -- issue #30: similar submissions, another variant's numbers, exam statistics -----------------------
+def test_grade_runs_similarity_and_the_report_shows_it(graded_sample):
+    from autograder.output.similarity_files import load_similarity
+
+    found = load_similarity(graded_sample)
+    assert found is not None and found.compared["class"] == 6
+    assert (graded_sample / "similarity.csv").read_text(encoding="utf-8").startswith(
+        "student_a,student_b,task,score,matched_lines_a,matched_lines_b")
+    html = (graded_sample / "report.html").read_text(encoding="utf-8")
+    assert 'id="similar-submissions"' in html and 'id="exam-statistics"' in html
+    assert "not a verdict" in html
+
+
+def test_report_lists_flagged_pairs_with_their_pages_and_another_variants_numbers(kit, tmp_path):
+    import random
+    import sys
+
+    from autograder.integrity.variant_constants import ConstantsFinding
+    from autograder.output.similarity_files import load_similarity, run_similarity, write_similarity
+    from autograder.submissions.files import Collected
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import similarity_class as made
+
+    assignment = kit.assignment("nn_module")
+    people = {f"h{i}": made.independent_student(i, 1, made.fixed_styles()) for i in range(24)}
+    rng = random.Random(2)
+    copied = ("tinynet.py", "counting.py", "delivery.py")
+    own = made.independent_student(99, 1)
+    people["copier"] = {name: made.disguise(text, 2, rng) if name in copied else own[name]
+                        for name, text in people["h4"].items()}
+    collected = {s: Collected({n: t.encode() for n, t in files.items()}, ()) for s, files in people.items()}
+    found = run_similarity(assignment, collected, tmp_path, jobs=1)
+    assert [(p.student_a, p.student_b) for p in found.flagged] == [("copier", "h4")]
+    finding = ConstantsFinding("h9", "delivery", {"delivery_hidden": [24, 12]}, {"delivery_hidden": [32, 16]},
+                               ("12", "24"), (30, 31), ("h2", "h5"))
+    write_similarity(tmp_path, assignment, [], [], [finding], "syntax", 0.25, 0.6, {"class": 25}, (), "x", {},
+                     "en")
+    summary = summarize([_result(s, {"tinynet": True}) for s in people], assignment, {}, 1.0)
+    assert summary.similarity is None  # read from OUT when the page is written
+    from autograder.output.class_report import write_report
+
+    run_similarity(assignment, collected, tmp_path, jobs=1, notes=("sim_no_secret",))  # findings again
+    html = write_report(tmp_path, summary).read_text(encoding="utf-8")
+    assert 'id="similar"' in html and "copier ~ h4" in html
+    pages = re.findall(r'href="(similarity/[^"]+\.html)"', html)
+    assert pages and all((tmp_path / p).is_file() for p in pages)
+    assert "secret was not given" in html
+    constants_only = load_similarity(tmp_path)
+    assert constants_only is not None
+    write_similarity(tmp_path, assignment, [], [], [finding], "syntax", 0.25, 0.6, {"class": 25}, (), "x", {},
+                     "en")
+    exam = kit.assignment("nn_module_exam")
+    html = write_report(tmp_path, summarize([_result("h9", {"delivery": True})], exam, {}, 1.0)).read_text(
+        encoding="utf-8")
+    assert 'id="constants"' in html and "h2, h5" in html and "delivery_hidden = [24, 12]" in html
+    assert "No pair of students reaches the threshold." in html
+
+
+def test_report_says_when_similarity_did_not_run(kit, tmp_path):
+    from autograder.output.class_report import write_report
+
+    html = write_report(tmp_path, summarize([_result("ada", {"tinynet": True})], kit.assignment(), {}, 1.0))
+    assert "Similarity was not computed" in html.read_text(encoding="utf-8")

@@ -12,7 +12,10 @@ the tool's redirects with a cookie jar, posting the form), and the tampered toke
 
 from __future__ import annotations
 
+import json
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,8 @@ from lti1p3platform.message_launch import LTIAdvantageMessageLaunchAbstract  # n
 from lti1p3platform.oidc_login import OIDCLoginAbstract  # noqa: E402
 from lti_platform import HarnessRequest, LocalPlatform, platform_key_pair  # noqa: E402
 
+CLIENT_ID = "autograder-tool"
+KEY_ID = "tool-key-1"
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
 INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
@@ -56,6 +61,8 @@ class Person:
     roles: list[str] = field(default_factory=lambda: [LEARNER])
     locale: str = "en-US"
     name: str = ""
+    email: str = ""
+    course: str = "PyTorch 101"
 
 
 @dataclass
@@ -101,12 +108,14 @@ class Lms:
 
     def sign(self, params: dict[str, Any], person: Person, expires_in: int = 300) -> Form:
         message = _Launch(request_of(params), self.platform.conf)
-        message.set_user_data(person.user_id, person.roles, full_name=person.name or person.sourcedid)
+        message.set_user_data(person.user_id, person.roles, full_name=person.name or person.sourcedid,
+                              email_address=person.email or None)
         message.set_resource_link_claim("resource-link-1", title="nn.Module")
         message.set_ags(self.platform.lineitems_url, self.lineitem)
         claims: dict[str, Any] = {
             CLAIM + "lis": {"person_sourcedid": person.sourcedid},
             CLAIM + "launch_presentation": {"document_target": "iframe", "locale": person.locale},
+            CLAIM + "context": {"id": "course-1", "title": person.course, "label": "PT101"},
         }
         if self.assignment:
             claims[CLAIM + "custom"] = {"assignment": self.assignment}
@@ -131,3 +140,44 @@ def resigned(form: Form, changes: dict[str, Any], key: rsa.RSAPrivateKey | str |
     signer = key if key is not None else platform_key_pair()[0]
     token = jwt.encode(claims, signer, algorithm="RS256", headers={"kid": header["kid"]})
     return Form(form.launch_url, token, form.state)
+
+
+def write_platform_toml(folder: Path, platform: LocalPlatform, key: Path, assignment: str = "nn_module",
+                        launch_lines: tuple[str, ...] = ()) -> Path:
+    """PLATFORM.toml with the [launch] table: the platform's keys inline, nothing fetched."""
+    lines = [f"{k} = {json.dumps(v)}" for k, v in {
+        "issuer": platform.issuer, "client_id": CLIENT_ID, "deployment_id": platform.deployment_id,
+        "token_url": platform.token_url, "key_id": KEY_ID, "private_key": str(key),
+    }.items()]
+    lines += ["", "[launch]", f"auth_login_url = {json.dumps(platform.base_url + '/auth')}",
+              f"platform_jwks = {json.dumps(json.dumps({'keys': platform.registration.get_jwks()}))}",
+              f"assignment = {json.dumps(assignment)}", *launch_lines]
+    path = folder / "platform.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def launched(lms: Lms, person: Person) -> tuple[Browser, str]:
+    """A browser launched as `person`, and the page the launch opened."""
+    browser = Browser()
+    answer = lms.launch(browser, person)
+    assert answer.status_code == 200, answer.text[:500]
+    return browser, answer.text
+
+
+def wait_until(what: Callable[[], Any], timeout: float = 60.0) -> Any:
+    """`what()` once it is truthy (a score the passback thread sends), polled."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = what()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"not within {timeout} s: {what}")
+
+
+def wait_for_score(platform: LocalPlatform, lineitem: str, user_id: str, given: float) -> dict[str, Any]:
+    def arrived() -> dict[str, Any] | None:
+        score = platform.scores(lineitem).get(user_id)
+        return score if score is not None and score.get("scoreGiven") == given else None
+    return dict(wait_until(arrived))

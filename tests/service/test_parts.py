@@ -95,13 +95,13 @@ def test_a_row_is_kept_before_grading_put_back_after_a_crash_and_graded_once(kit
     inbox.finish(again.id, result)  # a second finish of the same row changes nothing
     graded = inbox.get(again.id)
     assert graded is not None and graded.status == "graded" and graded.score == result.score
-    assert [r.id for r in inbox.latest_graded("nn_module")] == [again.id]
+    assert [r.id for r in inbox.to_regrade("nn_module", "latest")] == [again.id]
     assert inbox.owned(again.id, "nn_module", "bob") is None and inbox.owned(again.id, "nn_module", "ada")
     assert len(inbox.book.history("nn_module", "ada")) == 1  # one upload, one ledger row
     inbox.book.close()
 
 
-# -- the exam's rules ------------------------------------------------------------------------------
+# -- the exam's window -----------------------------------------------------------------------------
 def exam_assignment(kit: Kit, check: str, opens: timedelta, due: timedelta, cutoff: timedelta):
     now = datetime.now(UTC)
     exam = ExamConfig(check=check, start=now + opens, deadline=now + due, cutoff=now + cutoff)
@@ -114,19 +114,6 @@ def test_the_window_refuses_uploads_before_the_start_and_after_the_cutoff(kit: K
     assert exam_rules.refusal(exam_assignment(kit, "public", -3 * hour, -2 * hour, -hour))[0] == "closed"
     assert exam_rules.refusal(exam_assignment(kit, "public", -hour, hour, 2 * hour)) is None
     assert exam_rules.refusal(kit.assignment("nn_module")) is None
-
-
-def test_before_the_deadline_the_self_check_policy_decides_what_is_shown(kit: Kit):
-    hour = timedelta(hours=1)
-    result = make_result(kit.assignment("nn_module"), "ada", {"tinynet": 5})
-    public = exam_rules.shown(result, exam_assignment(kit, "public", -hour, hour, 2 * hour))
-    assert public.result is not None and public.note_key == "public_only"
-    assert all(c.public for t in public.result.tasks for c in t.checks)
-    assert public.result.max_score == sum(c.max_score for t in result.tasks for c in t.checks if c.public)
-    hidden = exam_rules.shown(result, exam_assignment(kit, "none", -hour, hour, 2 * hour))
-    assert hidden.result is None and hidden.note_key == "hidden_until_deadline"
-    after = exam_rules.shown(result, exam_assignment(kit, "none", -3 * hour, -2 * hour, hour))
-    assert after.result == result and after.note_key == ""
 
 
 # -- uploads ---------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from autograder.platforms.lti.ags import AgsClient, RetryPolicy, platform_messag
 from autograder.platforms.lti.config import PlatformConfig
 from autograder.platforms.lti.errors import AuthRejected, LtiError, PlatformUnavailable, TokenRefused
 from autograder.platforms.lti.keys import load_private_key
-from autograder.platforms.lti.scores import PlannedScore, score_comment, score_fingerprint
+from autograder.platforms.lti.scores import PlannedScore, ScoreView, score_comment, score_fingerprint
 from autograder.platforms.rosters import LTI_ROSTER_COLUMNS, read_lti_roster, roster_from_members
 from autograder.submissions.students import student_key
 
@@ -49,6 +49,7 @@ class PublishReport:
     pending: dict[str, str] = field(default_factory=dict)  # student -> why it is still pending
     up_to_date: list[str] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # students whose grade a release rule still holds back
     notes: list[str] = field(default_factory=list)
     token_requests: int = 0
 
@@ -135,9 +136,11 @@ def _user_ids(client: AgsClient, config: PlatformConfig, roster: Path | None) ->
 
 def publish_scores(client: AgsClient, log: PublishLog, config: PlatformConfig,
                    results: list[SubmissionResult], aid: str, user_ids: Mapping[str, str],
-                   dry_run: bool = False) -> PublishReport:
+                   dry_run: bool = False,
+                   view: Callable[[SubmissionResult], ScoreView | None] | None = None) -> PublishReport:
     """Post these results (student key -> LTI user id in `user_ids`), each logged; the service
-    calls this for one student at a time with the user id their launch gave."""
+    calls this with the user ids its launches gave, and `view`: its release rule (what the student
+    may see now is what is sent; None holds the student's score back)."""
     label = config.label or aid
     lineitem = config.lineitem
     notes: list[str] = []
@@ -162,16 +165,20 @@ def publish_scores(client: AgsClient, log: PublishLog, config: PlatformConfig,
         if not user_id:
             report.unmatched.append(result.student)
             continue
-        max_score = result.max_score or class_max  # nothing graded (no tasks): the assignment's maximum
-        comment = score_comment(result, label, max_score)
-        fingerprint = score_fingerprint(user_id, result.score, max_score, comment)
+        shown = view(result) if view is not None else ScoreView(result)
+        if shown is None:
+            report.held.append(result.student)
+            continue
+        max_score = shown.result.max_score or class_max  # nothing graded (no tasks): the assignment's maximum
+        comment = score_comment(shown.result, label, max_score, shown.note)
+        fingerprint = score_fingerprint(user_id, shown.result.score, max_score, comment, shown.final)
         previous = latest.get(result.student)
         if previous and previous.status == "sent" and previous.fingerprint == fingerprint:
             report.up_to_date.append(result.student)
             continue
         reason = "new" if previous is None else previous.status if previous.status != "sent" else "changed"
-        report.planned.append(PlannedScore(result.student, user_id, result.score, max_score,
-                                           comment, fingerprint, reason))
+        report.planned.append(PlannedScore(result.student, user_id, shown.result.score, max_score,
+                                           comment, fingerprint, reason, shown.final))
     if dry_run or not report.planned:
         return report
     assert lineitem is not None
