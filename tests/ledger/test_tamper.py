@@ -250,3 +250,18 @@ def test_the_class_files_follow_the_ledger_after_an_abort(out, tmp_path, kit, as
     assert students == ["ada", "bob", "carol", "dan"]  # dan was recorded before the abort
     assert (out / "report.html").read_text(encoding="utf-8") != before
     assert verify_out(out, load_key()).ok, _problems(out)
+
+
+def test_a_grading_that_does_not_count_is_signed_as_history(out, assignment):
+    book = Gradebook(out / "gradebook.sqlite")
+    try:  # the service's `counts` rule: recorded, signed, and the current grade left as it was
+        book.record(make_result(assignment, "ada", {"tinynet": 15}), force=True, current=False)
+    finally:
+        book.close()
+    (row_id,), = _rows(out, "SELECT MAX(id) FROM gradings WHERE student = 'ada'")
+    assert _rows(out, f"SELECT current FROM gradings WHERE id = {row_id}") == [(0,)]
+    assert verify_out(out, load_key()).ok, _problems(out)
+    _sql(out, "UPDATE gradings SET current = 0 WHERE student = 'ada'",
+         f"UPDATE gradings SET current = 1 WHERE id = {row_id}")  # made current by hand
+    assert any(f": ada: the current grade is re-pointed: row {row_id} is marked current" in line
+               for line in _problems(out)), _problems(out)
