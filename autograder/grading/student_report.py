@@ -30,6 +30,7 @@ DEFAULT_LABELS = {
     "selfcheck_some_fail": "{task}: {score}/{max}, {failed} of {count} public checks fail",
     "selfcheck_total": "public checks: {score}/{max} (hidden checks are graded after you submit)",
     "selfcheck_turned_off": "Self-checks are turned off during this exam.",
+    "selfcheck_output_capped": "... {dropped} more characters of output were not shown (first {limit} shown)",
     "passed": "passed",
     "failed": "failed",
 }

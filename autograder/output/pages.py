@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from autograder import fonts
 from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
 
-FONTS = Path(__file__).resolve().parents[1] / "fonts"
-# Noto Sans Bengali (SIL OFL 1.1, fonts/OFL.txt), the Bengali subset that @fontsource/noto-sans-bengali
-# 5.3.0 publishes on npm: 44 KB of woff2, embedded in Bangla pages only, so a page draws its
-# Bangla on a machine without any Bengali font (the students' lab machines, this one).
-BENGALI_WOFF2 = FONTS / "noto-sans-bengali-bengali-400-normal.woff2"
-BENGALI_FAMILY = "Kit Noto Sans Bengali"
-BENGALI_RANGE = ("U+0951-0952,U+0964-0965,U+0980-09FE,U+1CD0,U+1CD2,U+1CD5-1CD6,U+1CD8,U+1CE1,"
-                 "U+1CEA,U+1CED,U+1CF2,U+1CF5-1CF7,U+200C-200D,U+20B9,U+25CC,U+A8F1")
 # Only code spans: feedback quotes student output, where `*args` or `<b>` must stay as written.
 _CODE_ONLY = MarkdownIt("zero").enable("backticks")
 
@@ -29,27 +19,13 @@ def inline_code(text: str) -> Markup:
     return Markup(_CODE_ONLY.renderInline(text))
 
 
-@lru_cache(maxsize=1)
-def _font_data() -> str:
-    return base64.b64encode(BENGALI_WOFF2.read_bytes()).decode("ascii")
-
-
 def font_css(lang: str) -> Markup:
-    """The @font-face rule that embeds the Bengali webfont, for a Bangla page; nothing otherwise."""
-    if lang != "bn":
-        return Markup("")
-    return Markup(
-        f'@font-face {{ font-family: "{BENGALI_FAMILY}"; font-style: normal; font-weight: 100 900; '
-        f'font-display: block; src: url(data:font/woff2;base64,{_font_data()}) format("woff2"); '
-        f"unicode-range: {BENGALI_RANGE}; }}"
-    )
+    """The @font-face rules of the Bengali faces, for a Bangla page (autograder/fonts)."""
+    return Markup(fonts.font_css(lang))
 
 
 def font_family(lang: str) -> Markup:
-    """The pages' font stack: the embedded Bengali font first on Bangla pages (its unicode-range
-    leaves every other letter to the system's fonts)."""
-    first = f'"{BENGALI_FAMILY}", ' if lang == "bn" else ""
-    return Markup(f'{first}system-ui, "Noto Sans Bengali", sans-serif')
+    return Markup(fonts.font_family(lang))
 
 
 # The class report's labels in English: the engine catalogue's [ui] gives them in the page's language.
