@@ -23,10 +23,11 @@ from autograder.errors import AutograderError
 MESSAGES = Path(__file__).resolve().parents[1] / "messages"
 
 # The lower bounds of pyproject.toml's dependencies (tests/grading/test_student_environment.py keeps
-# them equal). torch 2.3 is the first release built for NumPy 2, which pip picks on a fresh install.
+# them equal). torch 2.4.1 is the first release built for NumPy 2 on every platform (pip's pick).
 PYTHON = (3, 11)
-MINIMUM = {"torch": (2, 3), "numpy": (1, 26), "hypothesis": (6, 100)}
-TORCH_FOR_NUMPY2 = (2, 3)
+MINIMUM = {"torch": (2, 4, 1), "numpy": (1, 26), "hypothesis": (6, 100), "click": (8, 1), "rich": (13, 7),
+           "jinja2": (3, 1)}
+TORCH_FOR_NUMPY2 = (2, 4, 1)
 # What torch and NumPy say when a torch built for NumPy 1.x meets NumPy 2.
 ABI_SIGNS = ("compiled using NumPy 1.x cannot be run", "_ARRAY_API not found", "Numpy is not available",
              "numpy.core.multiarray failed to import")
