@@ -66,7 +66,7 @@ def _not_implemented(results: tuple[CheckResult, ...]) -> bool:
 
 def _import_error(error: Mapping[str, str]) -> str:
     text = f"{error.get('type', 'Error')}: {error.get('message', '')}"
-    return text + (f" (at {error['where']})" if error.get("where") else "")
+    return text + (f" ({error['where']})" if error.get("where") else "")
 
 
 def output_note(loaded: LoadedChecks) -> Callable[[int, int], str]:
@@ -142,7 +142,9 @@ def empty_report(loaded: LoadedChecks) -> CheckReport:
         from autograder.grading.course import ENGINE_MESSAGES, load_messages
 
         labels = load_messages([ENGINE_MESSAGES], loaded.lang).get("ui", {})
-    return CheckReport(loaded.manifest.assignment, loaded.manifest.title, loaded.lang,
+    titles = dict(loaded.graders.messages.get("titles", {})) if loaded.graders else {}
+    title = titles.get(loaded.manifest.assignment) or loaded.manifest.title
+    return CheckReport(loaded.manifest.assignment, title, loaded.lang,
                        off=loaded.manifest.check == "none", labels=labels,
                        built_with=loaded.manifest.kit_version)
 

@@ -72,7 +72,7 @@ def child_main(conn: Connection, folder: str, checks_dir: str, lang: str | None,
         loaded = load_checks(Path(checks_dir), lang)
         warm_torch()
         report = empty_report(loaded)
-        _send(conn, {"ready": {"lang": report.lang, "labels": dict(report.labels)}})
+        _send(conn, {"ready": {"lang": report.lang, "labels": dict(report.labels), "title": report.title}})
         by_id = {t.id: t for t in loaded.manifest.tasks}
         with student_process.private_tmp(tasks_tmp):
             for task_id in tasks:
@@ -250,7 +250,8 @@ def run_check_in_child(folder: Path, task: str | None = None, lang: str | None =
                                                  multiprocessing.get_context(start_method), forks)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return CheckReport(manifest.assignment, manifest.title, chosen, tuple(outcomes), False,
+    title = labels.pop("title", "") or manifest.title
+    return CheckReport(manifest.assignment, title, chosen, tuple(outcomes), False,
                        time.monotonic() - started, labels, manifest.kit_version)
 
 
@@ -258,7 +259,7 @@ def _run_children(manifest: Manifest, pending: list[ManifestTask], folder: Path,
                   lang: str | None, tmp: str, context: Any, forks: bool
                   ) -> tuple[list[TaskOutcome], str, dict[str, str]]:
     outcomes: list[TaskOutcome] = []
-    labels: dict[str, str] = {}
+    labels: dict[str, str] = {"title": manifest.title}
     chosen = lang or manifest.language
     while pending:
         receiver, sender = context.Pipe(duplex=False)
@@ -274,7 +275,7 @@ def _run_children(manifest: Manifest, pending: list[ManifestTask], folder: Path,
             if message is None or "error" in message:
                 why = message["error"] if message else "the check could not start (see the error above)"
                 raise ConfigError(str(why))
-            labels = message["ready"]["labels"]
+            labels = {**message["ready"]["labels"], "title": str(message["ready"].get("title", ""))}
             chosen = message["ready"]["lang"]
             while pending:
                 current = pending[0]

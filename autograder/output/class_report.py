@@ -17,7 +17,14 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from autograder import __version__
 from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult
-from autograder.output.pages import REPORT_UI, font_css, font_family, inline_code, reason_text
+from autograder.output.pages import (
+    REPORT_UI,
+    assignment_title,
+    font_css,
+    font_family,
+    inline_code,
+    reason_text,
+)
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 
@@ -305,7 +312,7 @@ def summarize(
     )
     exam = exam_rows(results, assignment)
     return ClassSummary(
-        title=assignment.title,
+        title=assignment_title(assignment.id, assignment.title, messages.get("titles", {})),
         assignment=assignment.id,
         students=len(results),
         max_score=assignment.max_score,

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from string import Formatter
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from autograder import fonts
+from autograder.grading.code_words import mark_code
 from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
 
 # Only code spans: feedback quotes student output, where `*args` or `<b>` must stay as written.
@@ -47,6 +50,7 @@ REPORT_UI = {
     "on_time": "Every submission came in on time.",
     "no_swaps": "No submission implements another student's numbers.",
     "no_variant": "No graded submission has a variant.",
+    "report_footer": "Generated {time} by torch-autograder {version}.",
 }
 
 
@@ -67,12 +71,12 @@ def feedback_lines(feedback: str, ui: dict[str, str]) -> tuple[Line, ...]:
     for line in feedback.splitlines():
         label, sep, rest = line.partition(": ")
         if not (sep and label in labels):
-            lines.append(Line("", inline_code(line)))
+            lines.append(Line("", inline_code(mark_code(line))))
             continue
         topic, lesson_sep, after = rest.partition(": ")
-        if label == ui["idea"] and lesson_sep and topic.casefold() == lesson.casefold():
+        if label == ui["idea"] and lesson_sep and topic.casefold() in (lesson.casefold(), "lesson"):
             label, rest = lesson, after
-        lines.append(Line(label, inline_code(rest)))
+        lines.append(Line(label, inline_code(mark_code(rest))))
     return tuple(lines)
 
 
@@ -110,6 +114,41 @@ def task_views(result: SubmissionResult, ui: dict[str, str], titles: dict[str, s
     return tuple(views)
 
 
+def assignment_title(assignment_id: str, title: str, titles: dict[str, str]) -> str:
+    """The assignment's title in the page's language: its catalogue's [titles] entry under the
+    assignment's id, else grading.toml's title."""
+    return titles.get(assignment_id) or title
+
+
 def reason_text(reason: str, ui: dict[str, str]) -> str:
     """An engine reason (`import_error`) in words, in the page's language."""
     return ui.get(f"why_{reason}", reason.replace("_", " "))
+
+
+def _pattern(template: str) -> re.Pattern[str] | None:
+    """A note template as a regex whose groups are its fields ({file} -> (?P<file>.+?))."""
+    parts, names = [], []
+    for literal, name, _, _ in Formatter().parse(template):
+        parts.append(re.escape(literal))
+        if name:
+            if name in names or not name.isidentifier():
+                return None
+            names.append(name)
+            parts.append(f"(?P<{name}>.+?)")
+    return re.compile("".join(parts) + r"\Z", re.S)
+
+
+def translate_note(note: str, english: dict[str, str], ui: dict[str, str]) -> str:
+    """A note about the submission (written in English by submissions/) in the page's language: the
+    catalogue's `note_*` template it was made from, filled with the same values (as is if none)."""
+    for key, template in english.items():
+        if not key.startswith("note_") or key not in ui or ui[key] == template:
+            continue
+        pattern = _pattern(template)
+        match = pattern.match(note) if pattern else None
+        if match:
+            try:
+                return ui[key].format(**match.groupdict())
+            except (KeyError, IndexError, ValueError):
+                return note
+    return note
