@@ -178,11 +178,14 @@ def test_chromium_draws_the_bangla_with_the_embedded_font(tmp_path, assignment):
     bn_page, en_page = tmp_path / "bn.html", tmp_path / "en.html"
     bn_page.write_text(reports.feedback_html(result, assignment, messages(assignment, "bn"), "bn"), "utf-8")
     en_page.write_text(reports.feedback_html(result, assignment, messages(assignment, "en"), "en"), "utf-8")
-    fonts = platform_fonts(bn_page, tmp_path / "bn-profile", ["p.score", "h2 .task-title"])
+    fonts = platform_fonts(bn_page, tmp_path / "bn-profile", ["p.score", "h2 .task-title", "h1"])
     for selector, used in fonts.items():
         custom = [f for f in used if f["isCustomFont"]]
         assert custom and all(f["familyName"] == "Noto Sans Bengali" for f in custom), (selector, used)
         assert sum(f["glyphCount"] for f in custom) >= 3, (selector, used)  # the Bangla letters
+    # bold Bangla (the heading) from the real Bold face, regular text from the Regular one
+    assert all("Bold" in f["postScriptName"] for f in fonts["h1"] if f["isCustomFont"]), fonts["h1"]
+    assert not any("Bold" in f["postScriptName"] for f in fonts["p.score"] if f["isCustomFont"])
     english = platform_fonts(en_page, tmp_path / "en-profile", ["p.score"])["p.score"]
     assert english and not any(f["isCustomFont"] for f in english), english  # nothing embedded
 
