@@ -171,12 +171,14 @@ def run_check(folder: Path, task: str | None = None, lang: str | None = None,
 
     started = time.monotonic()
     checks_dir = checks_dir or find_checks(folder)
+    manifest = read_manifest(checks_dir.resolve() / MANIFEST_FILE)
+    if manifest.check != "none":  # before the checks are imported: they import torch
+        require_sound_install(lang or manifest.language)
     with no_bytecode():
         loaded = load_checks(checks_dir, lang)
     report = empty_report(loaded)
     if report.off:
         return report
-    require_sound_install(report.lang)
     load_lazy_torch()  # before the private temporary folder, whose name torch's compiler would keep
     with no_bytecode(), private_tmp() as tmp:
         tasks = selected_tasks(loaded.manifest, task)
