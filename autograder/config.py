@@ -112,6 +112,10 @@ class Kit:
     language: str
     sandbox: SandboxConfig
     assignments: dict[str, Assignment] = field(default_factory=dict)
+    # What a student's README tells them to `pip install` to get the checker: "" for the kit's wheel,
+    # which the built folder carries (authoring/kit_wheel.py); else a URL or an index the
+    # instructor publishes the kit to (e.g. "--index-url https://... torch-autograder==0.1.0").
+    student_install: str = ""
 
     def assignment(self, assignment_id: str | None = None) -> Assignment:
         key = assignment_id or self.default_assignment
@@ -305,7 +309,10 @@ def parse_kit(root: Path, data: dict[str, Any]) -> Kit:
     """Validate parsed grading.toml data; every error names the offending key."""
     _check_keys(data, {"kit", "sandbox", "assignments"}, "grading")
     kit = _table(data.get("kit", {}), "kit")
-    _check_keys(kit, {"default_assignment", "language"}, "kit")
+    _check_keys(kit, {"default_assignment", "language", "student_install"}, "kit")
+    student_install = kit.get("student_install", "")
+    if not isinstance(student_install, str):
+        raise ConfigError("grading.toml: kit.student_install must be the text after `pip install`")
     sandbox = _table(data.get("sandbox", {}), "sandbox")
     _check_keys(sandbox, {"uid_base"}, "sandbox")
     language = kit.get("language", "en")
@@ -320,7 +327,7 @@ def parse_kit(root: Path, data: dict[str, Any]) -> Kit:
     if default not in assignments:
         raise ConfigError(f"grading.toml: kit.default_assignment {default!r} is not declared")
     uid_base = int(_number(sandbox, "uid_base", "sandbox", 61000))
-    return Kit(root, default, language, SandboxConfig(uid_base), assignments)
+    return Kit(root, default, language, SandboxConfig(uid_base), assignments, student_install.strip())
 
 
 def load_kit(root: Path) -> Kit:

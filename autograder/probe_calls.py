@@ -57,7 +57,7 @@ class ProbeCaller:
 
     def error_params(self, err: StudentCodeError, call: str) -> dict[str, str]:
         """The placeholders of the common.* messages: call, type, message, where."""
-        where = f" (at {err.where})" if err.where else ""
+        where = f" (`{err.where}`)" if err.where else ""  # the same in every language
         return {"call": call, "type": err.type_name, "message": clean(err.message, scrub=self.scrub),
                 "where": where}
 

@@ -45,7 +45,7 @@ def test_each_kind_of_exception_has_its_message(probe, type_name, key):
     err = failure(Raising(StudentCodeError(probe, type_name, "bad <object at 0x7f00aa>", "f.py:3 in f")))
     assert err.key == key
     assert err.params == {"call": "f(x)", "type": type_name, "message": "bad <object>",
-                          "where": " (at f.py:3 in f)"}
+                          "where": " (`f.py:3 in f`)"}
 
 
 def test_hints_pick_a_specific_message_by_text_or_type():

@@ -1,5 +1,7 @@
-"""End to end, as a student: the built wheel in a fresh venv that already holds torch, no checkout on
-the path, a non-root user with no bubblewrap on PATH, `autograder check` in copies of the folders.
+"""End to end, as a student: the folder the instructor hands out (`autograder build`), in a fresh
+venv that already holds torch the README's own install command (the wheel the folder carries), no
+checkout on the path, a non-root user with no bubblewrap on PATH, `autograder check` in copies of
+the folders.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.authoring.build import build_assignment
 from autograder.config import load_kit
 from autograder.exam.bundles import RosterEntry, build_bundles
 from autograder.grading.course import load_graders
@@ -54,26 +57,34 @@ def place() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def venv(place: Path) -> Path:
-    """A fresh venv with torch, then the kit's wheel (built from a copy of the sources, no deps)."""
-    source = place / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, source / name)
-    shutil.copytree(ROOT / "autograder", source / "autograder",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    dist = place / "dist"
-    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                  "-w", str(dist), str(source)])
-    assert built.returncode == 0, built.stderr
-    wheel = next(dist.glob("torch_autograder-*.whl"))
+def handout(place: Path) -> Path:
+    """What the instructor hands out: `autograder build` of the default assignment, written elsewhere."""
+    folder = place / "handout"
+    build_assignment(ROOT, load_kit(ROOT).assignment().id, folder)
+    return folder
+
+
+def readme_install(folder: Path) -> str:
+    """The one `pip install ...` command of the folder's README."""
+    commands = [line.strip() for line in (folder / "README.md").read_text(encoding="utf-8").splitlines()
+                if line.strip().startswith("pip install")]
+    assert len(commands) == 1, commands
+    return commands[0]
+
+
+@pytest.fixture(scope="module")
+def venv(place: Path, handout: Path) -> Path:
+    """A fresh venv with torch, then exactly the install command of the handed-out folder's README."""
     env = place / "venv"
     assert _run([_system_python(), "-m", "venv", str(env)]).returncode == 0
     pip = [str(env / "bin" / "python"), "-m", "pip"]
     first = _run([*pip, "install", "-q", TORCH])
     assert first.returncode == 0, first.stderr
-    installed = _run([*pip, "install", str(wheel)])
-    assert installed.returncode == 0, installed.stderr
+    command = readme_install(handout)
+    assert "torch-autograder" not in command.split()  # not on PyPI: the folder carries the wheel
+    path = f"{env / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    installed = _run(["bash", "-c", command], cwd=handout, env={**os.environ, "PATH": path})
+    assert installed.returncode == 0, installed.stdout + installed.stderr
     # pip kept the torch that was there: nothing of torch was collected or downloaded again
     assert not re.search(r"(Collecting|Downloading) torch\b", installed.stdout), installed.stdout
     version = _run([str(env / "bin" / "python"), "-c", "import torch; print(torch.__version__)"])
@@ -103,10 +114,11 @@ def _copy(source: Path, target: Path) -> Path:
     return target
 
 
-def test_assignment_folder_full_marks_for_references_exit_1_for_stubs(venv: Path, place: Path):
+def test_assignment_folder_full_marks_for_references_exit_1_for_stubs(venv: Path, place: Path,
+                                                                    handout: Path):
     kit = load_kit(ROOT)
     assignment = kit.assignment()
-    built = ROOT / "assignments" / assignment.id
+    built = handout
     public = sum(t.public_points for t in read_manifest(built / "checks" / "manifest.json").tasks)
     stubs = _as_student(venv, _copy(built, place / "stubs"), "--lang", "bn")  # Bangla in the C locale
     assert stubs.returncode == 1, stubs.stdout + stubs.stderr
@@ -128,6 +140,8 @@ def test_exam_bundle_full_marks_for_its_references(venv: Path, place: Path):
     rewrite = graders.module("reference_variants").variant_source
     folder = _copy(bundle.folder, place / "exam")
     assert not (folder / "grading.toml").exists()
+    wheel = readme_install(folder).split()[-1]  # the bundle carries the wheel its README names
+    assert (folder / wheel).is_file() and wheel.endswith(".whl")
     stubs = _as_student(venv, folder)
     assert stubs.returncode == 1, stubs.stdout + stubs.stderr
     for task in exam.tasks:

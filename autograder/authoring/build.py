@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import jinja2
 
+from autograder.authoring.kit_wheel import install_command, kit_wheel, wheel_name
 from autograder.authoring.markers import (
     BEGIN_MARKER,
     StubItem,
@@ -34,8 +35,9 @@ CHECKS_DIR = "checks"
 NOTEBOOK_DIR = "notebook"
 # Never copied from graders/ to the student's checks/ (matched against every file and folder name).
 PRIVATE_NAMES = ("hidden", "__pycache__", "*reference*", "*.pyc", "misconceptions.toml", "correct")
-# Local clutter that is not part of a generated folder (ignored by diff_assignment).
-CLUTTER_NAMES = ("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
+# Local clutter that is not part of a generated folder (ignored by diff_assignment), and the kit's
+# wheel, which `build` writes beside the generated files (not committed: it is built from the kit).
+CLUTTER_NAMES = ("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis", "torch_autograder-*.whl")
 
 
 
@@ -172,7 +174,16 @@ def generate(kit_root: Path, assignment_id: str) -> dict[str, bytes]:
     return render_student_folder(
         source_dir, assignment_id, str(config.get("title", assignment_id)), tasks,
         [str(name) for name in config.get("given", [])], language=str(kit.get("language", "en")),
+        install=install_command(str(kit.get("student_install", "")).strip()),
     )
+
+
+def with_kit_wheel(files: Mapping[str, bytes], student_install: str) -> dict[str, bytes]:
+    """`files` and, unless the kit is published elsewhere (grading.toml's student_install), the
+    kit's wheel that their README's install command names."""
+    if student_install:
+        return dict(files)
+    return dict(sorted({**files, wheel_name(): kit_wheel()}.items()))
 
 
 def _shipped_languages(shipped: Mapping[str, bytes]) -> list[str]:
@@ -192,13 +203,16 @@ def render_student_folder(
     checks: Mapping[str, bytes] | None = None,
     exam: Mapping[str, Any] | None = None,
     language: str = "en",
+    install: str = "",
 ) -> dict[str, bytes]:
     """A student folder from the references in `source_dir`: stubs, given files, checks, README.
 
     `sources` replaces the text of reference files (an exam variant's), `checks` the files of
     checks/ (default: the public part of graders/; empty: only the manifest, which tells the check
     that it is off), `exam` adds the exam's part of the README (the student, their numbers, the
-    window). checks/manifest.json lets `autograder check` run in the folder without the kit.
+    window). checks/manifest.json lets `autograder check` run in the folder without the kit;
+    `install` is the command the README gives to install it (default: the kit's wheel, which
+    with_kit_wheel adds beside these files).
     """
     files: dict[str, bytes] = {}
     stripped_from: dict[str, str] = {}
@@ -240,6 +254,7 @@ def render_student_folder(
         "given": sorted(given),
         "has_checks": bool(shipped),
         "exam": dict(exam) if exam else None,
+        "install": install or install_command(),
     }
     files["README.md"] = _render_readme(context)
     return dict(sorted(files.items()))
@@ -285,6 +300,8 @@ def build_assignment(kit_root: Path, assignment_id: str, out_dir: Path | None = 
     target = Path(out_dir) if out_dir is not None else kit_root / "assignments" / assignment_id
     _refuse_unsafe_target(target, kit_root, kit_root / "solutions" / assignment_id)
     files = generate(kit_root, assignment_id)  # fails before anything old is deleted
+    kit = tomllib.loads((kit_root / "grading.toml").read_text(encoding="utf-8")).get("kit", {})
+    files = with_kit_wheel(files, str(kit.get("student_install", "")).strip())
     if target.exists():
         shutil.rmtree(target)
     written: list[Path] = []

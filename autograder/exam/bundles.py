@@ -107,9 +107,10 @@ def bundle_files(
     files = build.render_student_folder(
         assignment.solutions, assignment.id, assignment.title, tasks, assignment.given,
         sources=sources, checks=checks, exam=context, language=kit.language,
+        install=build.install_command(kit.student_install),
     )
     build.refuse_leaks(files, sources, f"the exam folder of {student!r}")
-    return dict(sorted(files.items()))
+    return build.with_kit_wheel(files, kit.student_install)
 
 
 def build_bundles(kit: Kit, assignment: Assignment, roster: Sequence[RosterEntry], out: Path,

@@ -162,7 +162,7 @@ class Grader:
             results = judge.failed_all(checks, key, feedback)
         elif not opened.imported:
             err = opened.error
-            where = f" (at {err['where']})" if err.get("where") else ""
+            where = f" (`{err['where']}`)" if err.get("where") else ""  # the same in every language
             params = {"file": task.file, "module": task.module, "type": err.get("type", "Error"),
                       "message": err.get("message", ""), "where": where}
             feedback = judge.render(graders, "engine.import_error", params)

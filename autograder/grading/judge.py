@@ -76,7 +76,7 @@ def lost_feedback(graders: Graders, task: TaskConfig, lost: WorkerLost) -> tuple
 
 
 def student_error_feedback(graders: Graders, err: StudentCodeError, example: str = "") -> tuple[str, str]:
-    where = f" (at {err.where})" if err.where else ""
+    where = f" (`{err.where}`)" if err.where else ""  # the same in every language
     if err.type_name == "NotImplementedError":
         key = "engine.not_implemented"
         params = {"where": err.where or err.probe, "message": err.message}

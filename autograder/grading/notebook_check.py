@@ -9,7 +9,7 @@ from typing import Any
 
 from autograder.grading.student_check import run_check
 from autograder.grading.student_report import render_html, render_text
-from autograder.grading.student_results import CheckReport
+from autograder.grading.student_results import CheckReport, TaskOutcome, outcome_from_dict
 
 
 @dataclass(frozen=True)
@@ -51,11 +51,57 @@ def _user_namespace(caller: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return dict(caller or {})
 
 
+def run_check_forked(folder: Path, task: str | None, lang: str | None,
+                     namespace: Mapping[str, Any]) -> CheckReport:
+    """The public checks of the notebook's names, each task in a fork of this kernel timed on its
+    own clock with the task's time limit: an endless loop in a cell costs that task, not the kernel."""
+    import sys
+    import time
+
+    from autograder.grading.student_check import (
+        empty_report,
+        load_checks,
+        require_sound_install,
+        selected_tasks,
+    )
+    from autograder.grading.student_child import forked_task
+    from autograder.grading.student_process import empty_folder, no_bytecode, private_tmp
+    from autograder.manifest import MANIFEST_FILE, find_checks, read_manifest
+    from autograder.sandbox.inside.runtime import load_lazy_torch
+
+    started = time.monotonic()
+    checks_dir = find_checks(folder)
+    manifest = read_manifest(checks_dir / MANIFEST_FILE)
+    if manifest.check == "none":
+        return run_check(folder, task, lang, checks_dir=checks_dir)
+    require_sound_install(lang or manifest.language)
+    outcomes: list[TaskOutcome] = []
+    with no_bytecode():
+        loaded = load_checks(checks_dir, lang)
+    report = empty_report(loaded)
+    load_lazy_torch()  # once, in the kernel, before any task's clock starts (its threads stay)
+    with no_bytecode(), private_tmp() as tmp:
+        for chosen in selected_tasks(loaded.manifest, task):
+            outcome, printed = forked_task(loaded, chosen, str(folder.resolve()), namespace, capture=True)
+            if printed:
+                sys.stdout.write(printed)
+            outcomes.append(outcome_from_dict(outcome))
+            empty_folder(tmp)
+    return CheckReport(report.assignment, report.title, report.lang, tuple(outcomes), False,
+                       time.monotonic() - started, report.labels, report.built_with)
+
+
 def check_notebook(task: str | None = None, *, folder: str | Path | None = None, lang: str | None = None,
                    verbose: bool = False, caller: Mapping[str, Any] | None = None) -> NotebookCheck:
     """Check the notebook's names against the public checks of the assignment folder at or above
     `folder` (default: the notebook's working folder, where its helper files are too). The report
-    shows itself as HTML in the notebook (per task: points, failing checks with their feedback)."""
+    shows itself as HTML in the notebook (per task: points, failing checks with their feedback).
+    Each task runs in a fork of the kernel with its time limit where the system forks safely (Linux:
+    Colab, JupyterHub); elsewhere in the kernel itself, without one."""
+    from autograder.grading.student_child import FORKS
+
     namespace = _user_namespace(caller)
     where = Path(folder) if folder is not None else Path.cwd()
+    if FORKS:
+        return NotebookCheck(run_check_forked(where, task, lang, namespace), verbose)
     return NotebookCheck(run_check(where, task, lang, namespace=namespace), verbose)

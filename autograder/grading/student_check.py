@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from autograder.grading.student_results import (
     TaskOutcome,
 )
 from autograder.manifest import MANIFEST_FILE, Manifest, ManifestTask, find_checks, read_manifest
+from autograder.sandbox.inside.runtime import load_lazy_torch
 from autograder.sandbox.local import InProcessSession
 
 
@@ -65,7 +66,33 @@ def _not_implemented(results: tuple[CheckResult, ...]) -> bool:
 
 def _import_error(error: Mapping[str, str]) -> str:
     text = f"{error.get('type', 'Error')}: {error.get('message', '')}"
-    return text + (f" (at {error['where']})" if error.get("where") else "")
+    return text + (f" ({error['where']})" if error.get("where") else "")
+
+
+def output_note(loaded: LoadedChecks) -> Callable[[int, int], str]:
+    """The note printed after a task whose output was cut (student_process.capped_output)."""
+    labels = empty_report(loaded).labels
+
+    def note(dropped: int, limit: int) -> str:
+        return _format(labels, "selfcheck_output_capped", dropped=dropped, limit=limit)
+
+    return note
+
+
+def _format(labels: Mapping[str, str], key: str, **values: object) -> str:
+    from autograder.grading.student_report import DEFAULT_LABELS
+
+    try:
+        return (labels.get(key) or DEFAULT_LABELS[key]).format(**values)
+    except (KeyError, IndexError, ValueError):
+        return DEFAULT_LABELS[key].format(**values)
+
+
+def _own_names(namespace: Mapping[str, Any], task: ManifestTask, module: str) -> list[str]:
+    """The task's names the notebook defined itself: not those it imported from the task's own file
+    (`from tinynet import TinyNet` in a cell), which is then checked as a file."""
+    return [name for name in task.names if name in namespace
+            and getattr(namespace[name], "__module__", None) != module]
 
 
 def check_task(loaded: LoadedChecks, task: ManifestTask, folder: Path,
@@ -77,7 +104,8 @@ def check_task(loaded: LoadedChecks, task: ManifestTask, folder: Path,
     checks = tuple(c for c in graders.for_task(task.id) if c.public)
     max_score = sum(c.points for c in checks)
     config = TaskConfig(task.id, task.file, task.points, time_limit=task.time_limit, hidden=task.hidden)
-    absent = [name for name in task.names if namespace is not None and name not in namespace]
+    own = _own_names(namespace, task, config.module) if namespace is not None else []
+    absent = [name for name in task.names if namespace is not None and name not in own]
     if namespace is not None and task.names and len(absent) == len(task.names):
         if not (folder / task.file).is_file():
             return TaskOutcome(task.id, task.file, NOT_DEFINED, max_score, detail=", ".join(absent))
@@ -114,20 +142,50 @@ def empty_report(loaded: LoadedChecks) -> CheckReport:
         from autograder.grading.course import ENGINE_MESSAGES, load_messages
 
         labels = load_messages([ENGINE_MESSAGES], loaded.lang).get("ui", {})
-    return CheckReport(loaded.manifest.assignment, loaded.manifest.title, loaded.lang,
+    titles = dict(loaded.graders.messages.get("titles", {})) if loaded.graders else {}
+    title = titles.get(loaded.manifest.assignment) or loaded.manifest.title
+    return CheckReport(loaded.manifest.assignment, title, loaded.lang,
                        off=loaded.manifest.check == "none", labels=labels,
                        built_with=loaded.manifest.kit_version)
 
 
+def require_sound_install(lang: str) -> None:
+    """BrokenInstall (exit 2) when this Python, torch or NumPy cannot run the checks."""
+    from autograder.grading.student_environment import (
+        BrokenInstall,
+        describe_faults,
+        probe_torch,
+        version_faults,
+    )
+
+    faults = version_faults() or probe_torch()
+    if faults:
+        raise BrokenInstall(describe_faults(faults, lang))
+
+
 def run_check(folder: Path, task: str | None = None, lang: str | None = None,
               namespace: Mapping[str, Any] | None = None, checks_dir: Path | None = None) -> CheckReport:
-    """The public checks of `folder` (or of `namespace`, with `folder` for its helper files)."""
+    """The public checks of `folder` (or of `namespace`, with `folder` for its helper files), in this
+    process: no bytecode written, temporary files removed, output capped."""
+    from autograder.grading.student_process import capped_output, empty_folder, no_bytecode, private_tmp
+
     started = time.monotonic()
-    loaded = load_checks(checks_dir or find_checks(folder), lang)
+    checks_dir = checks_dir or find_checks(folder)
+    manifest = read_manifest(checks_dir.resolve() / MANIFEST_FILE)
+    if manifest.check != "none":  # before the checks are imported: they import torch
+        require_sound_install(lang or manifest.language)
+    with no_bytecode():
+        loaded = load_checks(checks_dir, lang)
     report = empty_report(loaded)
     if report.off:
         return report
-    tasks = selected_tasks(loaded.manifest, task)
-    outcomes = tuple(check_task(loaded, t, folder.resolve(), namespace) for t in tasks)
-    return CheckReport(report.assignment, report.title, report.lang, outcomes, False,
+    load_lazy_torch()  # before the private temporary folder, whose name torch's compiler would keep
+    with no_bytecode(), private_tmp() as tmp:
+        tasks = selected_tasks(loaded.manifest, task)
+        outcomes = []
+        for chosen in tasks:
+            with capped_output(output_note(loaded)):
+                outcomes.append(check_task(loaded, chosen, folder.resolve(), namespace))
+            empty_folder(tmp)
+    return CheckReport(report.assignment, report.title, report.lang, tuple(outcomes), False,
                        time.monotonic() - started, report.labels, report.built_with)

@@ -1,51 +1,192 @@
-"""The self-check in a child process made by `spawn` (the one start method of Windows, macOS and Linux).
+"""The self-check in child processes: one warm child made by `spawn`, and on Linux a fork of it per task.
 
-The parent stays light (no torch, no hypothesis) and only waits: a task that runs past its time
-limit, or a child that dies (a segfault, an `os._exit`), costs that task alone, and the tasks
-after it run in a fresh child. Outcomes come back as JSON bytes over a pipe, never pickle.
+The parent stays light (no torch, no hypothesis) and only waits. The warm child imports torch,
+the checks, the probes and torch's lazily imported parts before it says it is ready: none of that
+is on any task's clock. On Linux it then forks one process per task from that warm state and
+times it itself; elsewhere (Windows and macOS, where a fork of torch is not safe) it checks the
+tasks itself and the parent times each one from its start, and a fresh child (warm again, off the
+clock) goes on after a task that was lost. Either way a task is timed on its own clock (the time
+a busy machine made it wait for a CPU is not charged: sandbox/inside/clock.py), and a task that
+runs past its limit or dies costs that task alone. Outcomes come back as JSON bytes over a pipe,
+never pickle.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import multiprocessing
+import os
+import selectors
+import signal
+import struct
+import sys
 import time
+from collections.abc import Mapping
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from autograder.errors import AutograderError, ConfigError
+from autograder.grading.student_environment import BrokenInstall, Fault, version_faults
 from autograder.grading.student_results import ENDED, STOPPED, CheckReport, TaskOutcome, outcome_from_dict
-from autograder.manifest import find_checks, read_manifest
+from autograder.manifest import Manifest, ManifestTask, find_checks, read_manifest
+from autograder.sandbox.inside.clock import MAX_STRETCH, TaskClock
 
 LOAD_BUDGET = 300.0  # seconds for the child to start and import torch, the checks and the probes
 GRACE = 5.0  # beyond a task's own time limit (its checks' own work, hypothesis shrinking a failure)
+TICK = 0.25  # how often a waiting process looks at the task's clock again
+FORKS = sys.platform == "linux"  # where a warm process may fork the task's (Windows has no fork,
+# macOS's system libraries are not safe to use in a forked child)
 
 
 def _send(conn: Connection, message: dict[str, Any]) -> None:
     conn.send_bytes(json.dumps(message, ensure_ascii=False).encode("utf-8"))
 
 
-def child_main(conn: Connection, folder: str, checks_dir: str, lang: str | None, tasks: list[str]) -> None:
-    """In the child: load the checks, then check `tasks` one by one, sending each outcome."""
-    from autograder.grading.student_check import check_task, empty_report, load_checks
-    from autograder.grading.student_results import outcome_to_dict
+def _stopped(task: ManifestTask, status: str) -> TaskOutcome:
+    return TaskOutcome(task.id, task.file, status, task.public_points, detail=f"{task.time_limit:g}")
 
+
+# -- in the warm child ---------------------------------------------------------------------------
+def child_main(conn: Connection, folder: str, checks_dir: str, lang: str | None, tasks: list[str],
+               tmp: str, fork_tasks: bool = False) -> None:
+    """In the child: check the install, load and warm everything, then check `tasks` one by one."""
+    from autograder.grading import student_process
+
+    sys.dont_write_bytecode = True  # no __pycache__ in the student's folder or their checks/
+    # torch's compiler keeps a cache folder in the temporary folder (made by an optimizer's first
+    # step): this check's, which the parent removes, unless the student chose their own.
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(tmp, "torch"))
+    tasks_tmp = os.path.join(tmp, "tasks")
     try:
+        faults = _probe()
+        if faults:
+            _send(conn, {"broken": [{"key": f.key, "values": dict(f.values)} for f in faults]})
+            return
+        from autograder.grading.student_check import empty_report, load_checks
+        from autograder.sandbox.inside.runtime import warm_torch
+
+        # Before the private temporary folder: what torch keeps of the temporary folder's name
+        # (its compiler's cache) must not point into a folder removed after the check.
         loaded = load_checks(Path(checks_dir), lang)
+        warm_torch()
         report = empty_report(loaded)
-        _send(conn, {"ready": {"lang": report.lang, "labels": dict(report.labels)}})
+        _send(conn, {"ready": {"lang": report.lang, "labels": dict(report.labels), "title": report.title}})
         by_id = {t.id: t for t in loaded.manifest.tasks}
-        for task_id in tasks:
-            _send(conn, {"start": task_id})
-            outcome = check_task(loaded, by_id[task_id], Path(folder))
-            _send(conn, {"outcome": outcome_to_dict(outcome)})
+        with student_process.private_tmp(tasks_tmp):
+            for task_id in tasks:
+                task = by_id[task_id]
+                _send(conn, {"start": task_id, "timed": fork_tasks})
+                if fork_tasks:
+                    outcome = forked_task(loaded, task, folder)[0]
+                else:
+                    outcome = _task_here(loaded, task, folder)
+                _send(conn, {"outcome": outcome})
+                student_process.empty_folder(tasks_tmp)
     except AutograderError as exc:
         _send(conn, {"error": str(exc)})
     finally:
         conn.close()
 
 
+def _probe() -> list[Fault]:
+    from autograder.grading.student_environment import probe_torch
+
+    return probe_torch()
+
+
+def _task_here(loaded: Any, task: ManifestTask, folder: str,
+               namespace: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    from autograder.grading.student_check import check_task, output_note
+    from autograder.grading.student_process import capped_output
+    from autograder.grading.student_results import outcome_to_dict
+
+    with capped_output(output_note(loaded)):
+        outcome = check_task(loaded, task, Path(folder), namespace)
+    return outcome_to_dict(outcome)
+
+
+def forked_task(loaded: Any, task: ManifestTask, folder: str, namespace: Mapping[str, Any] | None = None,
+                capture: bool = False) -> tuple[dict[str, Any], str]:
+    """One task in a fork of this warm process, timed on its own clock: its outcome as plain data,
+    and (with `capture`: a notebook kernel, whose streams a fork cannot use) what it printed."""
+    from autograder.grading.student_results import outcome_to_dict
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the task's process
+        code = 70
+        try:
+            os.close(read_end)
+            os.setpgid(0, 0)  # what it starts can be ended with it
+            from autograder.sandbox.inside.cleanup import PR_SET_PDEATHSIG, prctl
+
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # and it ends with the warm process
+            printed = io.StringIO()
+            if capture:
+                sys.stdout = sys.stderr = printed
+            import torch
+
+            torch.set_num_threads(1)  # as graded (and no OpenMP pool to inherit half of)
+            message = {"outcome": _task_here(loaded, task, folder, namespace), "output": printed.getvalue()}
+            data = json.dumps(message, ensure_ascii=False).encode("utf-8")
+            with open(write_end, "wb", closefd=False) as out:
+                out.write(struct.pack(">Q", len(data)) + data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    try:
+        data, timed_out = _collect(read_end, pid, task.time_limit + GRACE)
+    finally:
+        os.close(read_end)
+        _end(pid)
+    if timed_out:
+        return outcome_to_dict(_stopped(task, STOPPED)), ""
+    try:
+        (size,) = struct.unpack(">Q", data[:8])
+        if size != len(data) - 8:
+            raise ValueError("short")
+        message = json.loads(data[8:].decode("utf-8"))
+        return message["outcome"], str(message.get("output", ""))
+    except (struct.error, ValueError, KeyError, TypeError):  # it ended (os._exit, a crash) before it answered
+        return outcome_to_dict(_stopped(task, ENDED)), ""
+
+
+def _collect(fd: int, pid: int, limit: float) -> tuple[bytes, bool]:
+    """What the task's process sends until it is done; (data, True) when its time ran out first."""
+    clock = TaskClock(pid).start()
+    data = bytearray()
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            if len(data) >= 8 and len(data) - 8 >= struct.unpack(">Q", bytes(data[:8]))[0]:
+                return bytes(data), False
+            remaining = clock.remaining(limit)
+            if remaining <= 0:
+                return bytes(data), True
+            if sel.select(timeout=min(remaining, TICK)):
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return bytes(data), False
+                data += chunk
+
+
+def _end(pid: int) -> None:
+    """Kill the task's process and whatever it started (its process group), and collect it."""
+    for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            kill()
+        except OSError:
+            pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+# -- in the parent -------------------------------------------------------------------------------
 def _receive(conn: Connection, budget: float) -> dict[str, Any] | None:
     """The child's next message, or None when it died or said nothing within `budget` seconds."""
     try:
@@ -57,9 +198,35 @@ def _receive(conn: Connection, budget: float) -> dict[str, Any] | None:
         return None
 
 
+def _timed_receive(conn: Connection, pid: int | None, limit: float) -> dict[str, Any] | None:
+    """The child's next message within `limit` seconds on the task's own clock."""
+    clock = TaskClock(pid).start()
+    while True:
+        remaining = clock.remaining(limit)
+        if remaining <= 0:
+            return None
+        try:
+            if conn.poll(min(remaining, TICK)):
+                message: dict[str, Any] = json.loads(conn.recv_bytes().decode("utf-8"))
+                return message
+        except (EOFError, OSError, ValueError):
+            return None
+
+
+def broken_install(faults: list[Mapping[str, Any]], lang: str) -> BrokenInstall:
+    from autograder.grading.student_environment import describe_faults
+
+    return BrokenInstall(describe_faults([Fault(str(f["key"]), dict(f["values"])) for f in faults], lang))
+
+
 def run_check_in_child(folder: Path, task: str | None = None, lang: str | None = None,
-                       checks_dir: Path | None = None, start_method: str = "spawn") -> CheckReport:
-    """Like student_check.run_check, in children started with `start_method` (default: spawn)."""
+                       checks_dir: Path | None = None, start_method: str = "spawn",
+                       fork_tasks: bool | None = None) -> CheckReport:
+    """Like student_check.run_check, in a child started with `start_method` (default: spawn) that
+    forks each task's process where `fork_tasks` (default: on Linux)."""
+    import shutil
+    import tempfile
+
     started = time.monotonic()
     checks_dir = (checks_dir or find_checks(folder)).resolve()
     manifest = read_manifest(checks_dir / "manifest.json")
@@ -67,38 +234,60 @@ def run_check_in_child(folder: Path, task: str | None = None, lang: str | None =
     if not pending:
         known = ", ".join(t.id for t in manifest.tasks)
         raise ConfigError(f"no task {task!r} in {manifest.assignment} (its tasks: {known})")
-    context: Any = multiprocessing.get_context(start_method)  # typeshed's BaseContext lacks Process
-    outcomes: list[TaskOutcome] = []
-    labels: dict[str, str] = {}
+    faults = version_faults()
+    if faults:
+        raise broken_install([{"key": f.key, "values": f.values} for f in faults], lang or manifest.language)
     if manifest.check == "none":  # nothing of the student's runs: no child needed
         from autograder.grading.student_check import run_check
 
         return run_check(folder, task, lang, checks_dir=checks_dir)
+    forks = FORKS if fork_tasks is None else fork_tasks
+    # The tasks' temporary files go there (the child points TMPDIR at it once torch is loaded);
+    # removed at the end, whatever a lost child left in it.
+    tmp = tempfile.mkdtemp(prefix="autograder-check-")
+    try:
+        outcomes, chosen, labels = _run_children(manifest, pending, folder, checks_dir, lang, tmp,
+                                                 multiprocessing.get_context(start_method), forks)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    title = labels.pop("title", "") or manifest.title
+    return CheckReport(manifest.assignment, title, chosen, tuple(outcomes), False,
+                       time.monotonic() - started, labels, manifest.kit_version)
+
+
+def _run_children(manifest: Manifest, pending: list[ManifestTask], folder: Path, checks_dir: Path,
+                  lang: str | None, tmp: str, context: Any, forks: bool
+                  ) -> tuple[list[TaskOutcome], str, dict[str, str]]:
+    outcomes: list[TaskOutcome] = []
+    labels: dict[str, str] = {"title": manifest.title}
     chosen = lang or manifest.language
     while pending:
         receiver, sender = context.Pipe(duplex=False)
         child = context.Process(target=child_main, daemon=True, name="autograder-check",
                                 args=(sender, str(folder.resolve()), str(checks_dir), lang,
-                                      [t.id for t in pending]))
+                                      [t.id for t in pending], tmp, forks))
         child.start()
         sender.close()  # the child's end: EOF here as soon as the child is gone
         try:
             message = _receive(receiver, LOAD_BUDGET)
+            if message is not None and "broken" in message:
+                raise broken_install(message["broken"], chosen)
             if message is None or "error" in message:
                 why = message["error"] if message else "the check could not start (see the error above)"
                 raise ConfigError(str(why))
-            labels = message["ready"]["labels"]
+            labels = {**message["ready"]["labels"], "title": str(message["ready"].get("title", ""))}
             chosen = message["ready"]["lang"]
             while pending:
                 current = pending[0]
                 reply = _receive(receiver, LOAD_BUDGET)  # "start": the previous task is done
                 if reply is not None and "start" in reply:
-                    reply = _receive(receiver, current.time_limit + GRACE)
+                    if reply.get("timed"):  # the child times it; this only guards against a stuck child
+                        reply = _receive(receiver, (current.time_limit + GRACE) * MAX_STRETCH + GRACE)
+                    else:
+                        reply = _timed_receive(receiver, child.pid, current.time_limit + GRACE)
                 if reply is None or "outcome" not in reply:
                     child.join(1.0)  # a child that just died may not be reaped yet
-                    status = STOPPED if child.is_alive() else ENDED
-                    outcomes.append(TaskOutcome(current.id, current.file, status, current.public_points,
-                                                detail=f"{current.time_limit:g}"))
+                    outcomes.append(_stopped(current, STOPPED if child.is_alive() else ENDED))
                     pending.pop(0)
                     break
                 outcomes.append(outcome_from_dict(reply["outcome"]))
@@ -108,5 +297,4 @@ def run_check_in_child(folder: Path, task: str | None = None, lang: str | None =
             if child.is_alive():
                 child.kill()
             child.join()
-    return CheckReport(manifest.assignment, manifest.title, chosen, tuple(outcomes), False,
-                       time.monotonic() - started, labels, manifest.kit_version)
+    return outcomes, chosen, labels

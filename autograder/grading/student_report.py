@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 
+from autograder import fonts
+from autograder.grading.code_words import code_html, mark_code
 from autograder.grading.student_results import (
     CHECKED,
     ENDED,
@@ -23,13 +25,16 @@ DEFAULT_LABELS = {
     "selfcheck_not_started": "{task}: not started, {score}/{max}",
     "selfcheck_not_defined": "{task}: not started ({names} not defined yet), {score}/{max}",
     "selfcheck_missing": "{task}: `{file}` is missing, {score}/{max}",
-    "selfcheck_no_import": "{task}: `{file}` does not import: {error}, {score}/{max}",
+    "selfcheck_no_import": "{task}: `{file}` does not import: `{error}`, {score}/{max}",
     "selfcheck_stopped": "{task}: stopped after {limit} s (an endless loop?), {score}/{max}",
     "selfcheck_ended": "{task}: your code ended the check's process, {score}/{max}",
     "selfcheck_all_pass": "{task}: {score}/{max}, all {count} public checks pass",
     "selfcheck_some_fail": "{task}: {score}/{max}, {failed} of {count} public checks fail",
     "selfcheck_total": "public checks: {score}/{max} (hidden checks are graded after you submit)",
     "selfcheck_turned_off": "Self-checks are turned off during this exam.",
+    "selfcheck_output_capped": "... {dropped} more characters of output were not shown (first {limit} shown)",
+    "selfcheck_version_note": ("note: checks/ was built with torch-autograder {built}, this is {running}: "
+                               "if a check seems wrong, install {built}"),
     "passed": "passed",
     "failed": "failed",
 }
@@ -72,8 +77,7 @@ def version_note(report: CheckReport) -> str:
     running = kit_version()
     if not report.built_with or report.built_with == running or "unknown" in (running, report.built_with):
         return ""
-    return (f"note: checks/ was built with torch-autograder {report.built_with}, this is {running}: "
-            f"if a check seems wrong, install {report.built_with}")
+    return _label(report.labels, "selfcheck_version_note", built=report.built_with, running=running)
 
 
 def text_lines(report: CheckReport, verbose: bool = False) -> list[tuple[str, str]]:
@@ -92,7 +96,9 @@ def text_lines(report: CheckReport, verbose: bool = False) -> list[tuple[str, st
             mark = "PASS" if check.passed else "FAIL"
             lines.append(("ok" if check.passed else "fail",
                           f"  {mark} {check.title} ({_num(check.score)}/{_num(check.max_score)})"))
-            lines += [("dim", f"       {line}") for line in check.feedback.splitlines() if not check.passed]
+            if not check.passed:
+                lines += [("dim", f"       {label}: {text}" if label else f"       {text}")
+                          for label, text in feedback_lines(check.feedback, report.labels)]
     lines.append(("bold", total_line(report)))
     return lines
 
@@ -101,15 +107,33 @@ def render_text(report: CheckReport, verbose: bool = False) -> str:
     return "\n".join(text for _, text in text_lines(report, verbose))
 
 
-_CSS = ("font-family:system-ui,sans-serif;border-collapse:collapse;margin:4px 0",
+_CSS = ("border-collapse:collapse;margin:4px 0",
         "padding:4px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top")
 
 
-def _feedback_html(feedback: str) -> str:
-    rows = []
+def feedback_lines(feedback: str, labels: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(label, text) per line of a check's feedback: "Idea: Lesson: ..." shows the lesson's label
+    alone, and bare code (`model(x)`) is marked as a code span."""
+    idea, lesson = labels.get("idea", "Idea"), labels.get("lesson", "Lesson")
+    known = {labels.get(k, d) for k, d in (("observed", "Observed"), ("expected", "Expected"),
+                                           ("idea", "Idea"), ("failing_input", "Failing input"))}
+    lines = []
     for line in feedback.splitlines():
         label, sep, text = line.partition(": ")
-        shown = f"<b>{html.escape(label)}:</b> {html.escape(text)}" if sep else html.escape(line)
+        if not (sep and label in known):
+            lines.append(("", mark_code(line)))
+            continue
+        topic, again, after = text.partition(": ")
+        if label == idea and again and topic.casefold() in (lesson.casefold(), "lesson"):
+            label, text = lesson, after
+        lines.append((label, mark_code(text)))
+    return lines
+
+
+def _feedback_html(feedback: str, labels: Mapping[str, str]) -> str:
+    rows = []
+    for label, text in feedback_lines(feedback, labels):
+        shown = f"<b>{html.escape(label)}:</b> {code_html(text)}" if label else code_html(text)
         rows.append(f"<div>{shown}</div>")
     return "".join(rows)
 
@@ -119,6 +143,7 @@ def render_html(report: CheckReport, verbose: bool = False) -> str:
     if report.off:
         return f"<div>{html.escape(_label(report.labels, 'selfcheck_turned_off'))}</div>"
     table, cell = _CSS
+    family = fonts.font_family(report.lang).replace('"', "'")
     rows = []
     for outcome in report.tasks:
         colour = "#1a7f37" if outcome.passed else "#cf222e"
@@ -137,11 +162,13 @@ def render_html(report: CheckReport, verbose: bool = False) -> str:
             rows.append(
                 f'<tr class="check"><td style="{cell}"></td>'
                 f'<td style="{cell}">{_num(check.score)}/{_num(check.max_score)}</td>'
-                f'<td style="{cell}"><div><b>{html.escape(check.title)}</b> ({mark})</div>'
-                f'{"" if check.passed else _feedback_html(check.feedback)}</td></tr>'
+                f'<td style="{cell}"><div><b>{code_html(mark_code(check.title))}</b> ({mark})</div>'
+                f'{"" if check.passed else _feedback_html(check.feedback, report.labels)}</td></tr>'
             )
     total = html.escape(total_line(report))
     if version_note(report):
         total += f"<div>{html.escape(version_note(report))}</div>"
-    return (f'<div class="autograder-check"><div><b>{html.escape(report.title)}</b></div>'
+    style = f"<style>{fonts.font_css(report.lang)}</style>" if report.lang == "bn" else ""
+    return (f'{style}<div class="autograder-check" lang="{html.escape(report.lang)}" '
+            f'style="font-family:{family}"><div><b>{html.escape(report.title)}</b></div>'
             f'<table style="{table}">{"".join(rows)}</table><div><b>{total}</b></div></div>')

@@ -20,7 +20,14 @@ from autograder import __version__
 from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult
 from autograder.output.exam_stats import ExamStatistics, exam_statistics
-from autograder.output.pages import REPORT_UI, font_css, font_family, inline_code, reason_text
+from autograder.output.pages import (
+    REPORT_UI,
+    assignment_title,
+    font_css,
+    font_family,
+    inline_code,
+    reason_text,
+)
 from autograder.output.similarity_files import SimilarityFindings, load_similarity
 from autograder.output.similarity_pages import engine_ui
 
@@ -316,7 +323,7 @@ def summarize(
     )
     exam = exam_rows(results, assignment)
     return ClassSummary(
-        title=assignment.title,
+        title=assignment_title(assignment.id, assignment.title, messages.get("titles", {})),
         assignment=assignment.id,
         students=len(results),
         max_score=assignment.max_score,

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import base64
+import re
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
+from string import Formatter
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from autograder import fonts
+from autograder.grading.code_words import mark_code
 from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
 
-FONTS = Path(__file__).resolve().parents[1] / "fonts"
-# Noto Sans Bengali (SIL OFL 1.1, fonts/OFL.txt), the Bengali subset that @fontsource/noto-sans-bengali
-# 5.3.0 publishes on npm: 44 KB of woff2, embedded in Bangla pages only, so a page draws its
-# Bangla on a machine without any Bengali font (the students' lab machines, this one).
-BENGALI_WOFF2 = FONTS / "noto-sans-bengali-bengali-400-normal.woff2"
-BENGALI_FAMILY = "Kit Noto Sans Bengali"
-BENGALI_RANGE = ("U+0951-0952,U+0964-0965,U+0980-09FE,U+1CD0,U+1CD2,U+1CD5-1CD6,U+1CD8,U+1CE1,"
-                 "U+1CEA,U+1CED,U+1CF2,U+1CF5-1CF7,U+200C-200D,U+20B9,U+25CC,U+A8F1")
 # Only code spans: feedback quotes student output, where `*args` or `<b>` must stay as written.
 _CODE_ONLY = MarkdownIt("zero").enable("backticks")
 
@@ -29,27 +22,13 @@ def inline_code(text: str) -> Markup:
     return Markup(_CODE_ONLY.renderInline(text))
 
 
-@lru_cache(maxsize=1)
-def _font_data() -> str:
-    return base64.b64encode(BENGALI_WOFF2.read_bytes()).decode("ascii")
-
-
 def font_css(lang: str) -> Markup:
-    """The @font-face rule that embeds the Bengali webfont, for a Bangla page; nothing otherwise."""
-    if lang != "bn":
-        return Markup("")
-    return Markup(
-        f'@font-face {{ font-family: "{BENGALI_FAMILY}"; font-style: normal; font-weight: 100 900; '
-        f'font-display: block; src: url(data:font/woff2;base64,{_font_data()}) format("woff2"); '
-        f"unicode-range: {BENGALI_RANGE}; }}"
-    )
+    """The @font-face rules of the Bengali faces, for a Bangla page (autograder/fonts)."""
+    return Markup(fonts.font_css(lang))
 
 
 def font_family(lang: str) -> Markup:
-    """The pages' font stack: the embedded Bengali font first on Bangla pages (its unicode-range
-    leaves every other letter to the system's fonts)."""
-    first = f'"{BENGALI_FAMILY}", ' if lang == "bn" else ""
-    return Markup(f'{first}system-ui, "Noto Sans Bengali", sans-serif')
+    return Markup(fonts.font_family(lang))
 
 
 # The class report's labels in English: the engine catalogue's [ui] gives them in the page's language.
@@ -71,6 +50,7 @@ REPORT_UI = {
     "on_time": "Every submission came in on time.",
     "no_swaps": "No submission implements another student's numbers.",
     "no_variant": "No graded submission has a variant.",
+    "report_footer": "Generated {time} by torch-autograder {version}.",
 }
 
 
@@ -91,12 +71,12 @@ def feedback_lines(feedback: str, ui: dict[str, str]) -> tuple[Line, ...]:
     for line in feedback.splitlines():
         label, sep, rest = line.partition(": ")
         if not (sep and label in labels):
-            lines.append(Line("", inline_code(line)))
+            lines.append(Line("", inline_code(mark_code(line))))
             continue
         topic, lesson_sep, after = rest.partition(": ")
-        if label == ui["idea"] and lesson_sep and topic.casefold() == lesson.casefold():
+        if label == ui["idea"] and lesson_sep and topic.casefold() in (lesson.casefold(), "lesson"):
             label, rest = lesson, after
-        lines.append(Line(label, inline_code(rest)))
+        lines.append(Line(label, inline_code(mark_code(rest))))
     return tuple(lines)
 
 
@@ -134,6 +114,41 @@ def task_views(result: SubmissionResult, ui: dict[str, str], titles: dict[str, s
     return tuple(views)
 
 
+def assignment_title(assignment_id: str, title: str, titles: dict[str, str]) -> str:
+    """The assignment's title in the page's language: its catalogue's [titles] entry under the
+    assignment's id, else grading.toml's title."""
+    return titles.get(assignment_id) or title
+
+
 def reason_text(reason: str, ui: dict[str, str]) -> str:
     """An engine reason (`import_error`) in words, in the page's language."""
     return ui.get(f"why_{reason}", reason.replace("_", " "))
+
+
+def _pattern(template: str) -> re.Pattern[str] | None:
+    """A note template as a regex whose groups are its fields ({file} -> (?P<file>.+?))."""
+    parts, names = [], []
+    for literal, name, _, _ in Formatter().parse(template):
+        parts.append(re.escape(literal))
+        if name:
+            if name in names or not name.isidentifier():
+                return None
+            names.append(name)
+            parts.append(f"(?P<{name}>.+?)")
+    return re.compile("".join(parts) + r"\Z", re.S)
+
+
+def translate_note(note: str, english: dict[str, str], ui: dict[str, str]) -> str:
+    """A note about the submission (written in English by submissions/) in the page's language: the
+    catalogue's `note_*` template it was made from, filled with the same values (as is if none)."""
+    for key, template in english.items():
+        if not key.startswith("note_") or key not in ui or ui[key] == template:
+            continue
+        pattern = _pattern(template)
+        match = pattern.match(note) if pattern else None
+        if match:
+            try:
+                return ui[key].format(**match.groupdict())
+            except (KeyError, IndexError, ValueError):
+                return note
+    return note

@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import json
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -103,14 +104,25 @@ def feedback_markdown(result: SubmissionResult, assignment: Assignment) -> str:
     return "\n".join(lines) + "\n"
 
 
+@lru_cache(maxsize=1)
+def _english_ui() -> dict[str, str]:
+    from autograder.grading.course import ENGINE_MESSAGES, load_messages
+
+    return dict(load_messages([ENGINE_MESSAGES], "en").get("ui", {}))
+
+
 def feedback_html(result: SubmissionResult, assignment: Assignment, messages: Messages, lang: str) -> str:
     """A self-contained page (no network, its own Bengali font when in Bangla) with every check."""
     ui = {**ENGLISH_UI, **messages.get("ui", {})}
     env = class_report.templates()
     notes = (result.problem,) + result.notes if result.problem else result.notes
+    if lang != "en":  # the notes were written in English from the catalogue's note_* templates
+        english = _english_ui()
+        notes = tuple(pages.translate_note(note, english, ui) for note in notes)
     shown = dataclasses.replace(result, notes=notes)
     return env.get_template("feedback.html.j2").render(
-        r=shown, title=assignment.title, ui=ui, lang=lang, version=__version__,
+        r=shown, title=pages.assignment_title(assignment.id, assignment.title, messages.get("titles", {})),
+        ui=ui, lang=lang, version=__version__,
         tasks=pages.task_views(shown, ui, messages.get("titles", {})),
         font_css=pages.font_css(lang), font_family=pages.font_family(lang),
     )

@@ -20,6 +20,7 @@ import torch
 from kit_assignments import ASSIGNMENTS
 
 from autograder.authoring.build import build_assignment, diff_assignment, generate
+from autograder.authoring.kit_wheel import wheel_name
 from autograder.authoring.markers import has_markers, strip_solutions
 from autograder.errors import MarkerError
 
@@ -263,6 +264,7 @@ def test_build_writes_stubs_checks_and_readme(tmp_path: Path) -> None:
         "checks/public_checks.py",
         "data.py",
         "demo.py",
+        wheel_name(),  # the kit's own wheel, which the README's install command names
     ]
     assert sorted(p.relative_to(out).as_posix() for p in written) == rels
     assert (out / "data.py").read_bytes() == b"# given data\r\nX = [1, 2]\n"
@@ -272,7 +274,7 @@ def test_build_writes_stubs_checks_and_readme(tmp_path: Path) -> None:
     assert readme.startswith("# A demo assignment\n")
     for expected in ("demo.py", "7 points", "Net(n)", "forward", "helper(a, b=1)", "Add a and b."):
         assert expected in readme
-    assert "autograder check" in readme
+    assert "autograder check" in readme and f"pip install ./{wheel_name()}" in readme
     assert ".zip" in readme and "notebook" in readme
     assert "You do not need to submit `data.py`" in readme
 

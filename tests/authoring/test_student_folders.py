@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
 
-from autograder.authoring.build import _tree_files, refuse_leaks
+from autograder.authoring.build import _tree_files, build_assignment, diff_assignment, refuse_leaks
+from autograder.authoring.kit_wheel import wheel_name
 from autograder.config import load_kit
 from autograder.exam.bundles import RosterEntry, build_bundles
 from autograder.grading.course import load_graders
-from autograder.manifest import read_manifest
+from autograder.manifest import kit_version, read_manifest
 
 KIT = load_kit(ROOT)
 BUILT = sorted(p for p in (ROOT / "assignments").iterdir() if (p / "checks").is_dir())
@@ -60,3 +63,40 @@ def test_the_manifest_needs_no_kit(folder: Path):
     """Nothing in the manifest points back into the kit: no absolute paths, no grading.toml."""
     text = (folder / "checks" / "manifest.json").read_text(encoding="utf-8")
     assert str(ROOT) not in text and "grading.toml" not in text
+
+
+def _install_line(folder: Path) -> str:
+    lines = [line.strip() for line in (folder / "README.md").read_text(encoding="utf-8").splitlines()
+             if line.strip().startswith("pip install")]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_a_built_folder_carries_the_wheel_its_readme_installs(tmp_path: Path):
+    """`pip install torch-autograder` finds nothing (the kit is not on PyPI): the folder an instructor
+    hands out holds this kit's wheel, and the README's command installs exactly that file."""
+    folder = tmp_path / "handout"
+    build_assignment(ROOT, KIT.default_assignment, folder)
+    assert _install_line(folder) == f"pip install ./{wheel_name()}"
+    with zipfile.ZipFile(folder / wheel_name()) as wheel:
+        names = set(wheel.namelist())
+        metadata = wheel.read(f"torch_autograder-{kit_version()}.dist-info/METADATA").decode()
+    assert {"autograder/__init__.py", "autograder/cli/selfcheck.py", "autograder/fonts/OFL.txt"} <= names
+    assert "Requires-Dist: torch>=" in metadata
+    assert wheel_name() not in "\n".join(diff_assignment(ROOT, KIT.default_assignment))
+
+
+def test_a_kit_published_elsewhere_gives_its_own_install(tmp_path: Path):
+    """grading.toml's [kit] student_install: the README names it and the folder carries no wheel."""
+    kit = tmp_path / "kit"
+    assignment = KIT.assignment()
+    shutil.copytree(assignment.solutions, kit / "solutions" / assignment.id,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    toml = (ROOT / "grading.toml").read_text(encoding="utf-8")
+    where = "--index-url https://school.example/simple torch-autograder==0.1.0"
+    (kit / "grading.toml").write_text(toml.replace("[kit]\n", f"[kit]\nstudent_install = {where!r}\n", 1),
+                                      encoding="utf-8")
+    build_assignment(kit, assignment.id, tmp_path / "handout")
+    assert _install_line(tmp_path / "handout") == f"pip install {where}"
+    assert not list((tmp_path / "handout").glob("*.whl"))
+    assert load_kit(kit).student_install == where

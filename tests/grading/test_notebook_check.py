@@ -75,3 +75,40 @@ def test_check_in_the_built_notebook_and_in_one_a_student_wrote(folder: Path, tm
     assert shown[second.id] != f"{second.public_points:g}/{second.public_points:g}"
     assert "not defined yet" in html and "Observed" in html  # failing checks show their feedback
     assert set(shown) == {t.id for t in MANIFEST.tasks}
+
+
+def test_check_in_a_kernel_has_time_limits_finds_imported_names_and_embeds_the_font(tmp_path: Path):
+    """What check() does in a Linux kernel (Colab): each task in a fork of the kernel with its limit."""
+    import importlib.util
+    import json
+    import sys
+
+    from autograder.grading.notebook_check import run_check_forked
+    from autograder.grading.student_report import render_html
+    from autograder.grading.student_results import CHECKED, STOPPED
+
+    if sys.platform != "linux":
+        pytest.skip("the kernel is forked on Linux only")
+    folder = tmp_path / "work"
+    shutil.copytree(STUBS, folder, ignore=shutil.ignore_patterns("__pycache__", "*.whl"))
+    first = MANIFEST.tasks[0]
+    path = folder / "checks" / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["tasks"][0]["time_limit"] = 1
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    source = (SOLUTIONS / first.file).read_text(encoding="utf-8")
+    endless = {"__name__": "__main__"}
+    exec(compile(source + "\ndef train_tinynet(*args, **kwargs):\n    while True:\n        pass\n",
+                 "<cell>", "exec"), endless)
+    report = run_check_forked(folder, first.id, "bn", endless)
+    assert report.tasks[0].status == STOPPED  # the kernel came back: the endless loop cost the task
+    assert "@font-face" in render_html(report) and "font-weight: 700" in render_html(report)
+    # `from tinynet import TinyNet` in a cell, tinynet.py complete beside the notebook
+    shutil.copy(SOLUTIONS / first.file, folder / first.file)
+    spec = importlib.util.spec_from_file_location(first.file[:-3], folder / first.file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    imported = {name: getattr(module, name) for name in first.names[:1]}
+    report = run_check_forked(folder, first.id, "en", imported)
+    assert report.tasks[0].status == CHECKED and report.tasks[0].passed, report.tasks[0]

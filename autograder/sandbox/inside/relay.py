@@ -16,6 +16,7 @@ from typing import Any, BinaryIO, Protocol
 from autograder.sandbox import codec
 from autograder.sandbox.inside.child import Child, child_main, death_reason
 from autograder.sandbox.inside.cleanup import CLEANUP_SECONDS, PR_SET_CHILD_SUBREAPER, kill_all, prctl, wipe
+from autograder.sandbox.inside.clock import TaskClock
 
 
 class Template(Protocol):
@@ -61,7 +62,7 @@ class Relay:
         self.finished = False  # the task's last request was answered (the relay may end)
         self.opened = False
         self.clean = True  # everything the task started is gone (known once it is finished)
-        self.budget = 0.0
+        self.budget = 0.0  # seconds of the task's limit left, on its own clock (clock.TaskClock)
         self.cpu_limit = 0.0
         self.output_limit = 65536
 
@@ -123,7 +124,9 @@ class Relay:
         # The child's line was checked to be one JSON object; it is forwarded without re-encoding,
         # with the sizes of its raw part (checked too) where the grader reads them.
         line, _, sizes, payload = frame
+        # `left`: the task's own time still unspent, which the grader's session waits on (not wall time).
         head = b'{"id":' + json.dumps(self.request_id).encode()
+        head += b',"left":' + json.dumps(self.budget).encode()
         if sizes:
             head += b',"' + codec.BLOBS.encode() + b'":' + json.dumps(sizes).encode()
         self.out.write(head + b',"' + key.encode() + b'":' + line + b"}\n" + payload)
@@ -187,9 +190,11 @@ class Relay:
         assert child is not None
         probe = str(request.get("probe", "?"))
         call = {key: request.get(key) for key in ("probe", "kwargs", "seed", codec.BLOBS) if key in request}
-        started = time.monotonic()
-        sent = self._send_to_child(json.dumps(call).encode() + b"\n" + payload, started + self.budget)
-        self.budget = max(self.budget - (time.monotonic() - started), 0.0)
+        clock = TaskClock(child.pid).start()
+        try:
+            sent = self._send_to_child(json.dumps(call).encode() + b"\n" + payload, clock)
+        finally:
+            self.budget = max(self.budget - clock.charged(), 0.0)
         if sent is not True:
             self._lost(sent or "time_limit", probe)
             return False
@@ -199,8 +204,8 @@ class Relay:
         self._reply_raw("answer", frame)
         return True
 
-    def _send_to_child(self, data: bytes, deadline: float) -> bool | str:
-        """Write a request to the child without ever blocking past the deadline."""
+    def _send_to_child(self, data: bytes, clock: TaskClock) -> bool | str:
+        """Write a request to the child without ever blocking past the task's budget."""
         child = self.child
         assert child is not None
         view = memoryview(data)
@@ -213,14 +218,14 @@ class Relay:
                     pass
                 except OSError:
                     child.sock_open = False
-                    return "protocol" if not self._wait_exit(deadline) else self._reason()
+                    return "protocol" if not self._wait_exit(clock) else self._reason()
                 if not view:
                     return True
                 if sel is None:
                     sel = stack.enter_context(selectors.DefaultSelector())
                     sel.register(child.sock, selectors.EVENT_WRITE)
                 while True:
-                    remaining = deadline - time.monotonic()
+                    remaining = clock.remaining(self.budget)
                     if remaining <= 0:
                         return False
                     if sel.select(timeout=min(remaining, 0.5)):
@@ -234,8 +239,9 @@ class Relay:
         assert child is not None
         sel = child.readers
         tick = 1.0 if child.pidfd is not None else 0.05  # without a pidfd, its exit is polled
-        # Only the time the child works counts against it, not the grader's own thinking time.
-        deadline = time.monotonic() + self.budget
+        # Only the time the child works counts against it, not the grader's own thinking time, nor
+        # the time a busy machine kept it waiting for a CPU (clock.TaskClock).
+        clock = TaskClock(child.pid).start()
         try:
             while True:
                 frame = self._next_frame()
@@ -244,7 +250,7 @@ class Relay:
                     return None
                 if frame is not None:
                     return frame
-                remaining = deadline - time.monotonic()
+                remaining = clock.remaining(self.budget)
                 if remaining <= 0:
                     self._lost("time_limit", probe)
                     return None
@@ -273,7 +279,7 @@ class Relay:
                     self._lost(self._reason(), probe)
                     return None
         finally:
-            self.budget = max(deadline - time.monotonic(), 0.0)
+            self.budget = max(self.budget - clock.charged(), 0.0)
 
     def _next_frame(self) -> Frame | str | None:
         """The child's next whole message; None while it is incomplete; a reason when it is unusable."""
@@ -340,10 +346,10 @@ class Relay:
             child.output += chunk[:room]
             child.output_dropped += len(chunk) - min(room, len(chunk))
 
-    def _wait_exit(self, deadline: float) -> bool:
+    def _wait_exit(self, clock: TaskClock) -> bool:
         child = self.child
         assert child is not None
-        while time.monotonic() < deadline:
+        while clock.remaining(self.budget) > 0:
             if child.reap():
                 return True
             time.sleep(0.01)

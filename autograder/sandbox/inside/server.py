@@ -168,31 +168,9 @@ class Template:
 
 def prewarm() -> None:
     """Import torch and touch its lazily loaded parts once, so forked children start warm."""
-    import numpy
-    import torch
+    from autograder.sandbox.inside.runtime import warm_torch
 
-    torch.set_num_threads(1)
-    try:
-        torch.set_num_interop_threads(1)
-    except RuntimeError:  # a process that already ran parallel work (the grading process) keeps its own
-        pass
-    # The first optimizer step and the first save/load import large parts of torch lazily
-    # (seconds); paying that here, once, keeps every task's child fast.
-    import io
-
-    import torch.nn.functional as F
-    import torch.optim  # noqa: F401
-
-    layer = torch.nn.Linear(2, 2)
-    for optimizer in (torch.optim.Adam(layer.parameters()), torch.optim.SGD(layer.parameters(), lr=0.1)):
-        optimizer.zero_grad()
-        F.cross_entropy(layer(torch.zeros(1, 2)), torch.zeros(1, dtype=torch.long)).backward()
-        optimizer.step()
-    buffer = io.BytesIO()
-    torch.save(layer.state_dict(), buffer)
-    buffer.seek(0)
-    torch.load(buffer, weights_only=True)
-    numpy.random.default_rng(0).random(2)
+    warm_torch()
 
 
 MADV_HUGEPAGE = 14
@@ -243,7 +221,6 @@ def main() -> None:
     # Warm for every child, and loaded before any submission so that the integrity snapshot holds them.
     from autograder.sandbox.inside import runtime, spies  # noqa: F401
 
-    runtime.load_lazy_torch()  # done once here: every child forked from here has it done
     settle()
     Template(sandboxed).run()
 
