@@ -1,10 +1,12 @@
 """The main flow for a class: submissions -> grading pool (sandboxed workers, judgement) -> files.
 
-`grade_batch` lists a folder of submissions and reads each one; the ledger (the gradebook) says
-which grades are missing or out of date: a new student, a changed submission, or graders that
-changed since. Those are claimed, graded on a `GradingPool` (its own, or one the caller keeps warm
-across batches), signed and recorded as each arrives, with the student's files; then the class's
-files: grades.csv, report.html.
+`grade_batch` takes the roll of a folder of submissions (submissions/roll.py: one submission per
+student id, every other entry named with its reason) and reads each one; the ledger (the
+gradebook) says which grades are missing or out of date: a new student, a changed submission, or
+graders that changed since. Those are claimed, graded on a `GradingPool` (its own, or one the
+caller keeps warm across batches), signed and recorded as each arrives, with the student's files;
+then the class's files, grades.csv and report.html, which are written again whenever a grade was
+recorded, also when the batch stops early.
 """
 
 from __future__ import annotations
@@ -27,27 +29,32 @@ from autograder.grading.options import DEFAULT_OPTIONS, GradeOptions
 from autograder.grading.pool import GradingPool
 from autograder.grading.provenance import grader_digest, provenance, submission_digest
 from autograder.grading.results import SubmissionResult
-from autograder.output import reports, signing
-from autograder.output.claims import Claims
-from autograder.output.gradebook import Gradebook
+from autograder.ledger import signing
+from autograder.ledger.book import Gradebook
+from autograder.ledger.claims import Claims
+from autograder.output import reports
 from autograder.output.similarity_files import similarity_for_batch
 from autograder.sandbox import launch
 from autograder.submissions.collect import Collected, collect
-from autograder.submissions.students import student_name
+from autograder.submissions.roll import Skipped, take_roll
+from autograder.submissions.students import folder_name
 
 
 @dataclass(frozen=True)
 class BatchSummary:
-    """What a batch run did: whom it graded and why, whom it kept, whom another run holds."""
+    """What a batch run did: whom it graded and why, whom it kept, whom another run holds, what it skipped."""
 
     graded: int
-    skipped: int
+    skipped: int  # students whose grade stands (unchanged), kept as they were
     seconds: float
     out: Path
     new: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()  # the submission is not the one graded before
     stale: tuple[str, ...] = ()  # the same submission, but the graders changed since
     busy: tuple[str, ...] = ()  # another live run on this gradebook is grading them
+    unsigned: tuple[str, ...] = ()  # graded before the ledger was signed: graded again, and signed
+    left_out: tuple[Skipped, ...] = ()  # entries of the submissions folder that were not graded
+    notices: tuple[str, ...] = ()  # what the executor said on the way (a cluster node refused)
 
     def describe(self) -> str:
         parts = [f"{len(self.new)} new", f"{len(self.changed)} changed"]
@@ -56,10 +63,18 @@ class BatchSummary:
             parts.append(f"{len(self.stale)} stale because the graders changed ({shown})")
         else:
             parts.append("0 stale")
+        if self.unsigned:
+            parts.append(f"{len(self.unsigned)} recorded before the signed ledger")
         text = f"graded {self.graded} submissions ({'; '.join(parts)}), {self.skipped} unchanged kept"
         if self.busy:
             text += f"; {len(self.busy)} left to another run grading them now ({', '.join(self.busy[:10])})"
+        if self.left_out:
+            text += f"; {len(self.left_out)} entries not graded (listed)"
         return text
+
+    def left_out_lines(self) -> list[str]:
+        """One line per entry of the submissions folder that was not graded."""
+        return [f"not graded: {s.describe()}" for s in self.left_out]
 
 
 @dataclass(frozen=True)
@@ -72,6 +87,9 @@ class Entry:
     key: tuple[str, str]  # (submission digest, grader digest)
 
 
+Notice = Callable[[str], None]  # how an executor tells the batch something the instructor should read
+
+
 class GradeExecutor(Protocol):
     """Turns the submissions a batch has claimed into results, yielded in any order, each once.
 
@@ -79,7 +97,7 @@ class GradeExecutor(Protocol):
     the ledger. The local pool is one executor; a Dask cluster (autograder.cluster) is another."""
 
     def grade(self, kit: Kit, target: Assignment, todo: Sequence[Entry], options: GradeOptions,
-              plan: Plan | None) -> Iterator[SubmissionResult]: ...
+              plan: Plan | None, notice: Notice) -> Iterator[SubmissionResult]: ...
 
 
 @dataclass(frozen=True)
@@ -90,7 +108,7 @@ class PoolExecutor:
     pool: GradingPool | None = None
 
     def grade(self, kit: Kit, target: Assignment, todo: Sequence[Entry], options: GradeOptions,
-              plan: Plan | None) -> Iterator[SubmissionResult]:
+              plan: Plan | None, notice: Notice) -> Iterator[SubmissionResult]:
         pool = self.pool or GradingPool(kit, options, max(1, min(self.jobs or default_jobs(), len(todo))),
                                         target.id)
         try:
@@ -108,30 +126,27 @@ def default_jobs() -> int:
 
 
 def list_submissions(folder: Path) -> list[Path]:
-    """One entry per student: folders, zips and notebooks, in name order; hidden files skipped."""
-    return sorted(
-        p for p in folder.iterdir()
-        if not p.name.startswith((".", "_")) and (p.is_dir() or p.suffix.lower() in (".zip", ".py", ".ipynb"))
-    )
+    """One entry per student, in id order: what the roll grades (see submissions/roll.py)."""
+    return [path for _, path in take_roll(folder).entries]
 
 
-def read_submissions(kit: Kit, target: Assignment, paths: list[Path], plan: Plan, lang: str) -> list[Entry]:
-    """Each submission read once, with the key of the grade it would get."""
+def read_submissions(kit: Kit, target: Assignment, entries: Sequence[tuple[str, Path]], plan: Plan,
+                     lang: str) -> list[Entry]:
+    """Each submission (student id, path) read once, with the key of the grade it would get."""
     graders = grader_digest(kit, target, lang)
-    entries = []
-    for path in paths:
-        name = student_name(path)
+    read = []
+    for student, path in entries:
         collected = collect(path, target.given, target)
-        entries.append(Entry(path, name, collected, (submission_digest(collected, plan.context(path, name)),
-                                                       graders)))
-    return entries
+        digest = submission_digest(collected, plan.context(path, student))
+        read.append(Entry(path, student, collected, (digest, graders)))
+    return read
 
 
-def stamped(result: SubmissionResult, key: tuple[str, str], secret: bytes) -> SubmissionResult:
-    """The result with its provenance and signature."""
-    tasks = {t.task: t.score for t in result.tasks}
-    text = signing.signed_text(result.assignment, result.student, result.score, result.max_score, tasks, *key)
-    info = {**provenance(*key), "signature": signing.sign(secret, text)}
+def stamped(result: SubmissionResult, key: tuple[str, str], secret: bytes,
+            source: str = "") -> SubmissionResult:
+    """The result with its provenance (`source`: the submission's name as handed in) and signature."""
+    info = {**provenance(*key), "folder": folder_name(result.student), "source": source,
+            "signature": signing.sign(secret, signing.result_text(result, *key))}
     return dataclasses.replace(result, provenance=info)
 
 
@@ -150,6 +165,7 @@ def grade_batch(
     times: Mapping[str, datetime] | None = None,
     pool: GradingPool | None = None,
     executor: GradeExecutor | None = None,
+    on_notice: Callable[[str], None] | None = None,
 ) -> BatchSummary:
     """Grade the submissions in a folder whose grade is missing or out of date (all: `regrade`).
 
@@ -158,7 +174,8 @@ def grade_batch(
     when missing) and the late policy applied to each submission's time (`times`, student ->
     time, else the platform's metadata in the submission). `pool`: a started pool to grade on,
     which stays the caller's (else one is started for this batch, only if there is work).
-    `executor`: grade elsewhere (a cluster) instead; only this process writes the ledger.
+    `executor`: grade elsewhere (a cluster) instead; only this process writes the ledger;
+    `on_notice` hears what it says on the way (a node refused), which the summary keeps too.
     """
     started = time.monotonic()
     if pool is not None:
@@ -166,17 +183,30 @@ def grade_batch(
     target = kit.assignment(assignment)
     language = options.language(kit.language)
     plan = plan_for(kit, target.id, secret, times)  # an exam without its secret stops here
-    key = signing.load_key(kit.root)
     if executor is None:
         executor = PoolExecutor(jobs, pool)
         if options.sandbox and pool is None:
             launch.check_available(kit.sandbox.uid_base)
-    entries = read_submissions(kit, target, list_submissions(submissions), plan or PlainPlan(), language)
     out.mkdir(parents=True, exist_ok=True)
     messages = load_messages([ENGINE_MESSAGES, target.graders / "messages"], language)
     book_path = gradebook or out / "gradebook.sqlite"
     book = Gradebook(book_path)
+    notices: list[str] = []
+
+    def notice(text: str) -> None:
+        notices.append(text)
+        if on_notice is not None:
+            on_notice(text)
+
     try:
+        roll = take_roll(submissions).beside(book.folders(target.id))
+        left_out = tuple((s.name, s.reason) for s in roll.skipped)
+
+        def write_class() -> None:
+            reports.write_class(out, book, target, time.monotonic() - started, messages, language, left_out)
+
+        key = book.signing_key(kit.root)  # the key this ledger is signed with, or a refusal: before grading
+        entries = read_submissions(kit, target, roll.entries, plan or PlainPlan(), language)
         known = book.keys(target.id)
         why = {e.student: _why(known.get(e.student), e.key, regrade) for e in entries}
         due = [e for e in entries if why[e.student]]
@@ -189,18 +219,31 @@ def grade_batch(
                 if on_result is not None:
                     on_result(result)
 
-            if todo:
-                _grade(kit, target, todo, options, executor, plan, book, claims, key, regrade, write)
+            recorded = 0
+            try:
+                if todo:
+                    results = executor.grade(kit, target, todo, options, plan, notice)
+                    for _ in _recorded(results, todo, target, book, claims, key, regrade, write):
+                        recorded += 1
+            except BaseException as exc:
+                if recorded:  # the class files follow the ledger, whatever stopped the batch
+                    try:
+                        write_class()
+                    except Exception as failed:  # noqa: BLE001 - the batch's own error is what to show
+                        exc.add_note(f"grades.csv and report.html could not be written again: {failed}")
+                raise
         # Issue #30: similar files and another variant's numbers, for review (never a grade change).
         similarity_for_batch(target, entries, out, plan, messages, language)
-        reports.write_class(out, book, target, time.monotonic() - started, messages, language)
+        write_class()
     finally:
         book.close()
+
     def named(reason: str) -> tuple[str, ...]:
         return tuple(e.student for e in todo if why[e.student] == reason)
 
     return BatchSummary(len(todo), len(entries) - len(due), time.monotonic() - started, out,
-                        new=named("new"), changed=named("changed"), stale=named("stale"), busy=tuple(busy))
+                        new=named("new"), changed=named("changed"), stale=named("stale"), busy=tuple(busy),
+                        unsigned=named("unsigned"), left_out=roll.skipped, notices=tuple(notices))
 
 
 def _why(known: tuple[str, str] | None, key: tuple[str, str], regrade: bool) -> str:
@@ -209,19 +252,23 @@ def _why(known: tuple[str, str] | None, key: tuple[str, str], regrade: bool) -> 
         return "new"
     if known[0] != key[0]:
         return "changed"
+    if not known[1]:
+        return "unsigned"  # recorded before the signed ledger (or before grades were keyed)
     if known[1] != key[1]:
         return "stale"
     return "changed" if regrade else ""
 
 
-def _grade(kit: Kit, target: Assignment, todo: list[Entry], options: GradeOptions, executor: GradeExecutor,
-           plan: Plan | None, book: Gradebook, claims: Claims, key: bytes, regrade: bool,
-           write: Callable[[SubmissionResult], None]) -> None:
+def _recorded(results: Iterator[SubmissionResult], todo: list[Entry], target: Assignment, book: Gradebook,
+              claims: Claims, key: bytes, regrade: bool,
+              write: Callable[[SubmissionResult], None]) -> Iterator[SubmissionResult]:
+    """Each result signed, written to the student's files and recorded, as it arrives."""
     by_student = {e.student: e for e in todo}
-    for result in executor.grade(kit, target, todo, options, plan):
+    for result in results:
         entry = by_student[result.student]
-        result = stamped(result, entry.key, key)
+        result = stamped(result, entry.key, key, entry.path.name)
         write(result)
         # One transaction per student, with the claim's release: a kill loses nothing graded.
         release = functools.partial(claims.release_in, assignment=target.id, student=result.student)
         book.record(result, force=regrade, after=release)
+        yield result

@@ -29,3 +29,7 @@ class ClusterError(AutograderError):
     """Grading on a Dask cluster could not go on: no scheduler, no nodes, or nodes with other graders."""
 
     exit_code = 4
+
+
+class LedgerError(AutograderError):
+    """The ledger (the gradebook's SQLite file) refused a write or could not be read: the message says why."""

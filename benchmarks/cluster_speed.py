@@ -39,7 +39,7 @@ from autograder.config import load_kit  # noqa: E402
 from autograder.errors import SandboxUnavailable  # noqa: E402
 from autograder.grading.options import GradeOptions  # noqa: E402
 from autograder.grading.pool import GradingPool  # noqa: E402
-from autograder.output.signing import KEY_ENV  # noqa: E402
+from autograder.ledger.signing import KEY_ENV  # noqa: E402
 from autograder.sandbox.launch import check_available  # noqa: E402
 
 BIN = Path(sys.executable).parent

@@ -18,7 +18,7 @@ from autograder.errors import SandboxUnavailable
 from autograder.grading.grader import Grader
 from autograder.grading.options import GradeOptions
 from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
-from autograder.output.signing import KEY_ENV, load_key
+from autograder.ledger.signing import KEY_ENV, load_key
 from autograder.sandbox.launch import check_available
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -70,11 +70,11 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
           gradebook: Path | None, regrade: bool, no_sandbox: bool, quiet: bool, junit: bool,
           cluster: str | None, kit_dir: Path | None) -> None:
     """Grade every submission (a folder or zip per student) in SUBMISSIONS."""
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from autograder.batch import grade_batch, list_submissions
     from autograder.grading.options import GradeOptions
-    from autograder.submissions.students import safe_name
 
     kit = find_kit(kit_dir)
     target = kit.assignment(assignment)
@@ -88,10 +88,10 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
 
         def show(result: Any) -> None:
             if junit:
-                from autograder.platforms.junit import write_junit
+                from autograder.platforms.junit import junit_filename, write_junit
 
                 (out / "junit").mkdir(parents=True, exist_ok=True)
-                write_junit(result, out / "junit" / f"{safe_name(result.student)}.xml")
+                write_junit(result, out / "junit" / junit_filename(result.student))
             if quiet:
                 click.echo(f"{result.student}\t{result.score:g}/{result.max_score:g}")
             progress.advance(bar)
@@ -102,8 +102,14 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
             from autograder.cluster.client import ClusterExecutor
 
             executor = ClusterExecutor(cluster)  # the nodes sandbox (or not) as each was started
+        def note(text: str) -> None:
+            err.print(f"[yellow]note:[/] {escape(text)}", highlight=False)
+
         summary = grade_batch(kit, submissions, out, assignment=target.id, options=options, jobs=jobs,
-                              gradebook=gradebook, regrade=regrade, on_result=show, executor=executor)
+                              gradebook=gradebook, regrade=regrade, on_result=show, executor=executor,
+                              on_notice=note)
+    for line in summary.left_out_lines():
+        click.echo(line)
     click.echo(f"{summary.describe()} in {summary.seconds:.1f} s -> {out}/grades.csv")
 
 
@@ -197,13 +203,16 @@ def new(assignment_id: str, task_list: str, title: str, kit_dir: Path | None) ->
 @click.argument("out", type=click.Path(path_type=Path, exists=True))
 @friendly
 def verify(out: Path) -> None:
-    """Check that every score in OUT (results.json, grades.csv, the gradebook) matches its signature."""
-    from autograder.output.signing import load_key
+    """Check OUT's ledger against its signed log, and results.json and grades.csv against the ledger."""
+    from autograder.cli.common import verifying_key
     from autograder.output.verify import verify_out
 
-    report = verify_out(out, load_key(create=False))
+    report = verify_out(out, verifying_key(out))
     for line in report.lines():
         click.echo(line)
+    if report.entries:
+        click.echo(f"signed log: {report.entries} entries, head {report.head[0]} ({report.head[1][:16]}), "
+                   f"key id {report.key_id}")
     click.echo(f"{report.checked} grades checked, {len(report.problems)} do not verify")
     sys.exit(0 if report.ok else 1)
 

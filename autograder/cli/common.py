@@ -51,12 +51,26 @@ allow_unverified_option = click.option(
 )
 
 
+def verifying_key(out: Path) -> bytes:
+    """The key to verify OUT with; a missing one is refused (never made), naming the ledger's key id."""
+    from autograder.ledger.book import Gradebook, find_gradebook
+    from autograder.ledger.signing import key_for, key_path, load_key
+
+    if key_path().is_file() or not find_gradebook(out).is_file():
+        return load_key(create=False)
+    book = Gradebook(find_gradebook(out), readonly=True)
+    try:
+        expected = book.key_id()
+    finally:
+        book.close()
+    return key_for(expected) if expected else load_key(create=False)
+
+
 def require_verified(out: Path, allow: bool) -> None:
     """Refuse to send on grades whose signatures do not hold (a hand-edited score), unless allowed."""
-    from autograder.output.signing import load_key
     from autograder.output.verify import verify_out
 
-    report = verify_out(out, load_key(create=False))
+    report = verify_out(out, verifying_key(out))
     if report.ok:
         return
     shown = "\n  ".join(report.lines()[:20])
@@ -66,7 +80,9 @@ def require_verified(out: Path, allow: bool) -> None:
         return
     raise UnverifiedGrades(
         f"{out} does not verify, so nothing was exported:\n  {shown}{more}\n"
-        f"regrade (autograder grade ... --regrade) to sign the grades again, or pass {ALLOW_UNVERIFIED}"
+        "a ledger edited outside the kit stays so (its log is append-only): restore OUT from a backup or "
+        "grade into a new OUT; grades from before signing are signed by `autograder grade ... --regrade`; "
+        f"or pass {ALLOW_UNVERIFIED}"
     )
 
 

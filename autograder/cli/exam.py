@@ -95,6 +95,8 @@ def grade(submissions: Path, out: Path, times: Path | None, assignment: str | No
     options = GradeOptions(sandbox=not no_sandbox, lang=lang)
     summary = grade_batch(kit, submissions, out, assignment=target.id, options=options, jobs=jobs,
                           regrade=regrade, on_result=show, secret=secret, times=table)
+    for line in summary.left_out_lines():
+        click.echo(line)
     click.echo(f"{summary.describe()} in {summary.seconds:.1f} s -> {out}/grades.csv, {out}/report.html")
 
 

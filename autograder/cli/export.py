@@ -42,7 +42,7 @@ bom_option = click.option("--bom/--no-bom", default=True, show_default=True,
 
 def current_results(gradebook_path: Path, assignment_id: str) -> list[Any]:
     """The current (latest) result of every student graded for the assignment."""
-    from autograder.output.gradebook import Gradebook, find_gradebook
+    from autograder.ledger.book import Gradebook, find_gradebook
 
     path = find_gradebook(gradebook_path)
     if not path.is_file():

@@ -52,7 +52,7 @@ def publish_lti_command(out: Path, platform_file: Path, roster: Path | None, ass
     every publish is the table lti_publishes in OUT/gradebook.sqlite. Exit code 4 when some scores
     were refused or are still pending.
     """
-    from autograder.output.publish_log import iso_timestamp
+    from autograder.ledger.publish_log import iso_timestamp
     from autograder.platforms.lti.ags import RetryPolicy
     from autograder.platforms.lti.config import load_platform
     from autograder.platforms.lti.errors import LtiPublishIncomplete

@@ -5,6 +5,11 @@ not yet recorded, and keeps no more tasks in flight than the cluster has free gr
 Whatever is lost (a worker killed, the scheduler restarted, the client's connection cut) is
 submitted again; a result that comes twice (Dask reran a task whose worker died after it ran)
 is yielded once. Only this process writes the ledger (batch.py records what is yielded).
+
+A task asks for a slot of a node holding the client's graders (the Dask resource named by their
+digest, which each node offers for its own graders), so the scheduler never gives it to a node
+whose graders differ: such a node is named as refused, and the batch runs on the nodes that
+match, or on this machine when none does.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.batch import Entry
+from autograder.batch import Entry, Notice, PoolExecutor
 from autograder.cluster import wire
 from autograder.cluster.node import SLOT, grade_on_node
 from autograder.config import Assignment, Kit
@@ -24,6 +29,7 @@ from autograder.errors import ClusterError
 from autograder.grading.grader import Plan
 from autograder.grading.options import GradeOptions
 from autograder.grading.results import SubmissionResult
+from autograder.sandbox import launch
 
 ATTEMPTS = 3  # gradings of one submission that failed on a node before the batch names it ungraded
 CONNECT_TIMEOUT = 60.0  # seconds to reach the scheduler, and to get it back after it is lost
@@ -41,7 +47,7 @@ class ClusterExecutor:
     wait_for_nodes: float = WAIT_FOR_NODES
 
     def grade(self, kit: Kit, target: Assignment, todo: Sequence[Entry], options: GradeOptions,
-              plan: Plan | None) -> Iterator[SubmissionResult]:
+              plan: Plan | None, notice: Notice) -> Iterator[SubmissionResult]:
         from distributed import Client
 
         if plan is not None:
@@ -49,34 +55,53 @@ class ClusterExecutor:
                                "secret stays there); run grade without --cluster")
         requests = {e.student: wire.grade_request(target.id, e.student, e.collected, e.key[1], str(e.path))
                     for e in todo}  # a submission too big to send stops the batch before any grading
+        graders = {e.key[1] for e in todo}
+        assert len(graders) <= 1, "one batch, one assignment, one language: one graders' digest"
         try:
             client = Client(self.address, timeout=self.connect_timeout, set_as_default=False)
         except (OSError, TimeoutError) as exc:
             raise ClusterError(f"no Dask scheduler answers at {self.address} ({exc}): start one with "
                                "`dask scheduler`, and nodes with `autograder worker --scheduler "
                                f"{self.address}`") from None
+        run = _Run(client, requests, self, wire.graders_resource(graders.pop() if graders else ""), target.id,
+                   notice)
         try:
-            yield from _Run(client, requests, self).results()
+            yield from run.results()
         finally:
             client.close()
+        if run.missing:  # no node holds these graders: this machine grades what is left
+            notice(f"no node of {self.address} holds this machine's graders of {target.id}: grading the "
+                   f"{len(run.missing)} left here")
+            if options.sandbox:
+                launch.check_available(kit.sandbox.uid_base)
+            left = [e for e in todo if e.student in set(run.missing)]
+            yield from PoolExecutor().grade(kit, target, left, options, plan, notice)
 
 
 class _Run:
     """One batch on the cluster: what is still missing, what is in flight, what failed."""
 
-    def __init__(self, client: Any, requests: dict[str, dict[str, Any]], executor: ClusterExecutor):
+    def __init__(self, client: Any, requests: dict[str, dict[str, Any]], executor: ClusterExecutor,
+                 resource: str, assignment: str, notice: Notice):
         self.client = client
         self.requests = requests
         self.executor = executor
+        self.resource = resource  # held by the nodes whose graders are the client's
+        self.assignment = assignment
+        self.notice = notice
         self.missing = list(requests)  # in the batch's order; the ledger lacks these
         self.failures: dict[str, list[str]] = {}
+        self.refused: set[str] = set()  # nodes named as holding other graders
         self._slots_at = (-SLOTS_FRESH, 0)  # (when, how many)
+        self._others = 0  # grading slots of nodes with other graders, at the last look
 
     def results(self) -> Iterator[SubmissionResult]:
+        """Results as the nodes give them; returns with `missing` left when no node matches."""
         from distributed import as_completed
 
         while queue := [s for s in self.missing if len(self.failures.get(s, ())) < ATTEMPTS]:
-            self._wait_until_usable()
+            if not self._wait_until_usable():
+                return  # nodes there are, but none with our graders: the caller grades the rest here
             flying: dict[Any, str] = {}
             done = as_completed(loop=self.client.loop)
             self._top_up(queue, flying, done)
@@ -117,7 +142,8 @@ class _Run:
         while queue and len(flying) < slots and self.client.status == "running":
             student = queue.pop(0)
             future = self.client.submit(grade_on_node, self.requests[student], pure=False,
-                                        resources={SLOT: 1}, key=f"grade-{student}-{time.time_ns()}")
+                                        resources={SLOT: 1, self.resource: 1},
+                                        key=f"grade-{student}-{time.time_ns()}")
             flying[future] = student
             done.add(future)
 
@@ -138,8 +164,8 @@ class _Run:
         try:
             result = wire.result_of(reply)
         except wire.NodeRefused as exc:
-            if exc.kind == wire.GRADERS_DIFFER:
-                raise
+            if exc.kind == wire.GRADERS_DIFFER:  # its kit changed after it started: restart that node
+                self.notice(f"a node refused {student}: {exc}")
             self.failures.setdefault(student, []).append(str(exc))
             return None
         if result.student != student:
@@ -147,28 +173,45 @@ class _Run:
         return result
 
     def _slots(self) -> int:
-        """The cluster's grading slots (asked of the scheduler at most every SLOTS_FRESH seconds)."""
+        """The grading slots of nodes with our graders (asked of the scheduler at most every
+        SLOTS_FRESH seconds); a node with other graders is named the first time it is seen."""
         now = time.monotonic()
         if now - self._slots_at[0] < SLOTS_FRESH:
             return self._slots_at[1]
         try:
-            workers = self.client.scheduler_info(n_workers=-1).get("workers", {}).values()
-            slots = int(sum(w.get("resources", {}).get(SLOT, 0) for w in workers))
+            workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
         except (OSError, TimeoutError, CancelledError):
-            slots = 0  # the scheduler is away: nothing is submitted until it is back
+            workers = {}  # the scheduler is away: nothing is submitted until it is back
+        slots = others = 0
+        for address, worker in workers.items():
+            resources = worker.get("resources", {})
+            ours = min(resources.get(SLOT, 0), resources.get(self.resource, 0))
+            slots += int(ours)
+            if resources.get(SLOT, 0) and not ours:
+                others += int(resources.get(SLOT, 0))
+                if address not in self.refused:
+                    self.refused.add(address)
+                    self.notice(f"node {worker.get('name', address)} ({address}) refused: its graders of "
+                                f"{self.assignment} differ from this machine's (another kit, kit version or "
+                                "--lang); the batch runs on the nodes that match")
         self._slots_at = (now, slots)
+        self._others = others
         return slots
 
-    def _wait_until_usable(self) -> None:
-        """Back on the scheduler (after losing it) and with at least one node that grades."""
+    def _wait_until_usable(self) -> bool:
+        """Back on the scheduler (after losing it) and with at least one node that grades with our
+        graders (True); False when nodes are there but none holds them."""
         deadline = time.monotonic() + self.executor.wait_for_nodes
         while self.client.status != "running" or self._slots() == 0:
             if self.client.status in ("closed", "closing"):
                 raise ClusterError(f"lost the Dask scheduler at {self.executor.address} and could not "
                                    f"reconnect in {self.executor.connect_timeout:.0f} s; graded students "
                                    "are kept: run grade again once it is back")
+            if self.client.status == "running" and self._others:
+                return False
             if time.monotonic() > deadline:
                 raise ClusterError(f"no autograder node has joined the scheduler at {self.executor.address} "
                                    f"in {self.executor.wait_for_nodes:.0f} s: start one with "
                                    f"`autograder worker --scheduler {self.executor.address}`")
             time.sleep(0.2)
+        return True

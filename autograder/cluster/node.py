@@ -2,8 +2,10 @@
 
 The worker's plugin execs the pool server (pool_server.py) and waits until it answers before the
 worker registers with the scheduler, so a node takes work only once its pool is warm. The worker
-offers `jobs` grading slots as a Dask resource; grading tasks ask for one each, so no task waits
-on a node behind another. When the scheduler goes away Dask's worker closes; the node then
+offers `jobs` grading slots as a Dask resource, and as many of a resource named by the digest of
+its graders of each assignment; a grading task asks for one of each, so no task waits on a node
+behind another, and none lands on a node whose graders are not the client's. When the scheduler
+goes away Dask's worker closes; the node then
 starts a new one that waits for the scheduler to come back.
 """
 
@@ -21,7 +23,10 @@ from typing import Any
 
 from distributed import WorkerPlugin
 
+from autograder.cluster import wire
+from autograder.config import load_kit
 from autograder.errors import ClusterError
+from autograder.grading.provenance import grader_digest
 
 PLUGIN = "autograder-pool"
 SLOT = "grading_slot"  # the Dask resource a grading task needs one of
@@ -129,6 +134,14 @@ def grade_on_node(request: dict[str, Any]) -> dict[str, Any]:
     return plugin.grade(request)
 
 
+def graders_digests(kit_root: Path, lang: str | None) -> set[str]:
+    """The digests of this node's graders, one per assignment of its kit (in its language): a
+    client's task asks for its own as a resource, so no other graders ever grade it here."""
+    kit = load_kit(kit_root)
+    language = lang or kit.language
+    return {grader_digest(kit, assignment, language) for assignment in kit.assignments.values()}
+
+
 def run_node(scheduler: str, kit_root: Path, jobs: int, sandbox: bool, lang: str | None,
              name: str | None = None) -> None:
     """Serve `scheduler` until interrupted: a nanny and its worker, again whenever they close."""
@@ -140,10 +153,11 @@ async def _serve(scheduler: str, kit_root: Path, jobs: int, sandbox: bool, lang:
     from distributed import Nanny
 
     plugin = PoolPlugin(str(kit_root.resolve()), jobs, sandbox, lang)
+    resources = {SLOT: jobs, **{wire.graders_resource(d): jobs for d in graders_digests(kit_root, lang)}}
     while True:
         # memory_limit=0: the nanny would count only the worker, not the pool; the sandbox's
         # cgroups bound what student code may take.
-        nanny = Nanny(scheduler, nthreads=jobs, resources={SLOT: jobs}, plugins={plugin}, name=name,
+        nanny = Nanny(scheduler, nthreads=jobs, resources=resources, plugins={plugin}, name=name,
                       memory_limit=0, death_timeout=None)
         with contextlib.suppress(OSError, TimeoutError):
             await nanny

@@ -16,6 +16,12 @@ from autograder.submissions.collect import Collected
 
 MAX_REQUEST_BYTES = 8 * 1024 * 1024  # of files per task: Dask moves them in one message
 GRADERS_DIFFER = "graders-differ"
+GRADERS_RESOURCE = "graders-"  # + a graders' digest: the Dask resource of a node holding those graders
+
+
+def graders_resource(digest: str) -> str:
+    """The Dask resource a node offers for its graders of one assignment (digest: grader_digest)."""
+    return GRADERS_RESOURCE + digest
 
 
 def grade_request(assignment: str, student: str, collected: Collected, graders: str,

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -72,6 +73,7 @@ class Ungraded:
     student: str
     task: str  # "" for the whole submission
     reason: str
+    skipped: bool = False  # an entry of the submissions folder the batch did not grade (`student`: its name)
 
 
 @dataclass(frozen=True)
@@ -271,8 +273,9 @@ def exam_rows(results: list[SubmissionResult], assignment: Assignment) -> ExamRo
 
 def summarize(
     results: list[SubmissionResult], assignment: Assignment, messages: dict[str, dict[str, str]],
-    seconds: float, lang: str = "en",
+    seconds: float, lang: str = "en", skipped: Sequence[tuple[str, str]] = (),
 ) -> ClassSummary:
+    """`skipped`: (entry name, why) of each entry of the submissions folder that was not graded."""
     results = sorted(results, key=lambda r: r.student)
     task_ids = [t.id for t in assignment.tasks]
     task_scores: dict[str, list[float]] = defaultdict(list)
@@ -282,7 +285,7 @@ def summarize(
     meta: dict[str, tuple[str, float]] = {}
     by_key: dict[str, list[str]] = defaultdict(list)
     key_task: dict[str, str] = {}
-    ungraded: list[Ungraded] = []
+    ungraded: list[Ungraded] = [Ungraded(name, "", why, skipped=True) for name, why in skipped]
     review: list[ReviewRow] = []
     for result in results:
         review += [ReviewRow(result.student, flag.split(":", 1)[0], flag, False) for flag in result.review]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,10 @@ from typing import Any
 from autograder import __version__
 from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult
+from autograder.ledger.book import Gradebook
 from autograder.output import class_report, pages
-from autograder.output.gradebook import Gradebook
 from autograder.output.spreadsheet import safe_cell
-from autograder.submissions.students import safe_name
+from autograder.submissions.students import folder_name
 
 VISIBLE, HIDDEN = "visible", "after_published"
 Messages = dict[str, dict[str, str]]
@@ -131,7 +132,7 @@ def write_student(
     out: Path, result: SubmissionResult, assignment: Assignment, messages: Messages | None = None,
     lang: str = "en",
 ) -> Path:
-    folder = out / safe_name(result.student)
+    folder = out / folder_name(result.student)  # one to one, and short, whatever the id
     folder.mkdir(parents=True, exist_ok=True)
     data = json.dumps(gradescope_results(result), indent=2, ensure_ascii=False)
     (folder / "results.json").write_text(data + "\n", encoding="utf-8")
@@ -141,39 +142,52 @@ def write_student(
     return folder
 
 
-# After the scores in grades.csv: what `autograder verify` checks each row against.
+# After the scores in grades.csv: the student's folder in OUT and the submission's name as handed
+# in (the id is the identity rule's form of it), then what `autograder verify` checks each row against.
+WHERE_COLUMNS = ("folder", "source")
 PROVENANCE_COLUMNS = ("submission_sha256", "grader_digest", "signature")
+
+
+def grade_cells(result: SubmissionResult) -> dict[str, str]:
+    """Every cell grades.csv can hold for `result`, by column (a task's by its id)."""
+    exam, prov = result.exam, result.provenance
+    cells = {"student": safe_cell(result.student), "total": f"{result.score:g}",
+             "max": f"{result.max_score:g}",
+             "variant": str(exam.get("variant", "")), "submitted_at": str(exam.get("submitted_at") or ""),
+             "late_penalty": f"{result.penalty:g}", "folder": folder_name(result.student),
+             "source": safe_cell(str(prov.get("source", "")))}
+    cells.update({column: str(prov.get(column, "")) for column in PROVENANCE_COLUMNS})
+    cells.update({t.task: f"{t.score:g}" for t in result.tasks})
+    return cells
 
 
 def grades_rows(results: list[SubmissionResult], assignment: Assignment) -> list[list[str]]:
     """One row per student: task scores, total, max; an exam adds the variant, the submission time
     and the late penalty (the total is after the penalty)."""
-    exam = assignment.exam is not None
-    header = ["student", *[t.id for t in assignment.tasks], "total", "max"]
-    if exam:
+    tasks = [t.id for t in assignment.tasks]
+    header = ["student", *tasks, "total", "max"]
+    if assignment.exam is not None:
         header[1:1] = ["variant", "submitted_at"]
         header.insert(-2, "late_penalty")
-    header += list(PROVENANCE_COLUMNS)
+    header += [*WHERE_COLUMNS, *PROVENANCE_COLUMNS]
     rows = [header]
     for result in sorted(results, key=lambda r: r.student):
-        by_task = {t.task: t.score for t in result.tasks}
-        row = [safe_cell(result.student), *[f"{by_task.get(t.id, 0.0):g}" for t in assignment.tasks],
-               f"{result.score:g}", f"{result.max_score:g}"]
-        if exam:
-            row[1:1] = [str(result.exam.get("variant", "")), str(result.exam.get("submitted_at") or "")]
-            row.insert(-2, f"{result.penalty:g}")
-        row += [str(result.provenance.get(column, "")) for column in PROVENANCE_COLUMNS]
-        rows.append(row)
+        cells = grade_cells(result)
+        rows.append([cells.get(column, "0" if column in tasks else "") for column in header])
     return rows
 
 
 def write_class(
     out: Path, book: Gradebook, assignment: Assignment, seconds: float, messages: Messages | None = None,
-    lang: str = "en",
+    lang: str = "en", skipped: Sequence[tuple[str, str]] = (),
 ) -> None:
-    """grades.csv and report.html for every student the gradebook holds (this run and earlier ones)."""
+    """grades.csv and report.html for every student the gradebook holds (this run and earlier ones);
+    `skipped`: (entry, why) of what this run's submissions folder held and did not grade."""
     results = book.current(assignment.id)
-    with (out / "grades.csv").open("w", newline="", encoding="utf-8") as handle:
-        csv.writer(handle).writerows(grades_rows(results, assignment))
-    summary = class_report.summarize(results, assignment, messages or {}, seconds, lang)
+    rows = grades_rows(results, assignment)
+    partial = out / "grades.csv.partial"  # a reader never sees half a file, nor an abort's leftovers
+    with partial.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(rows)
+    partial.replace(out / "grades.csv")
+    summary = class_report.summarize(results, assignment, messages or {}, seconds, lang, skipped)
     class_report.write_report(out, summary)

@@ -1,8 +1,12 @@
-"""`autograder verify OUT`: every score in OUT still matches its signature, in all three places.
+"""`autograder verify OUT`: the ledger holds against its signed log, and every file against the ledger.
 
-A grade is written three times (OUT/<student>/results.json, a row of OUT/grades.csv, rows of
-OUT/gradebook.sqlite); each carries the signature of what it says. A score edited by hand, a
-row copied from another student, or a grade from before signing shows up here by place and name.
+A grade is written three times (a row of OUT/gradebook.sqlite, OUT/<folder>/results.json, a row
+of OUT/grades.csv). The ledger is checked first (ledger/audit.py: the chain, every row, every
+current grade); then each results.json must carry a signature that holds over what it says (each
+check's points) and be its student's current grade in the ledger, in that student's folder; and
+each grades.csv row must show exactly its student's current grade. A score edited by hand, a row
+copied from another student, a grade that is not current, or a grade from before signing shows
+up here by place and student.
 """
 
 from __future__ import annotations
@@ -14,34 +18,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.grading.results import result_from_dict
-from autograder.output import signing
-from autograder.output.gradebook import Gradebook, find_gradebook
-from autograder.output.reports import PROVENANCE_COLUMNS
+from autograder.grading.results import SubmissionResult, result_from_dict
+from autograder.ledger import schema, signing
+from autograder.ledger.audit import Audit, Problem, audit
+from autograder.ledger.book import Gradebook, GradebookRow, find_gradebook
+from autograder.output.reports import PROVENANCE_COLUMNS, grade_cells
 from autograder.output.spreadsheet import original_cell
-from autograder.submissions.students import safe_name
+from autograder.submissions.students import folder_name
 
-NOT_TASKS = {"student", "variant", "submitted_at", "late_penalty", "total", "max", *PROVENANCE_COLUMNS}
-
-
-@dataclass(frozen=True)
-class Problem:
-    place: str  # the file (and row) that does not verify
-    student: str
-    detail: str
+__all__ = ["Problem", "VerifyReport", "verify_out"]
+NOT_SIGNED = "not signed (graded before signing, or the signature was removed)"
+Current = dict[tuple[str, str], GradebookRow]  # (assignment, student) -> the current row, by the signed log
 
 
 @dataclass(frozen=True)
 class VerifyReport:
     checked: int
     problems: tuple[Problem, ...]
+    entries: int = 0  # of the ledger's signed log
+    head: tuple[int, str] = (0, "")  # its last entry's number and hash
+    key_id: str = ""
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def lines(self) -> list[str]:
-        return [f"{p.place}: {p.student}: {p.detail}" for p in self.problems]
+        return [f"{p.place}: {p.student}: {p.detail}" if p.student else f"{p.place}: {p.detail}"
+                for p in self.problems]
 
 
 def _float(value: Any) -> float | None:
@@ -51,90 +55,150 @@ def _float(value: Any) -> float | None:
         return None
 
 
-def _check(key: bytes, place: str, assignment: str, student: str, total: Any, max_score: Any,
-           tasks: dict[str, float], prov: dict[str, Any]) -> Problem | None:
-    signature = str(prov.get("signature") or "")
-    if not signature:
-        return Problem(place, student, "not signed (graded before signing, or the signature was removed)")
-    total_f, max_f = _float(total), _float(max_score)
-    if total_f is None or max_f is None:
-        return Problem(place, student, f"unreadable score {total!r} / {max_score!r}")
-    text = signing.signed_text(assignment, student, total_f, max_f, tasks,
-                               str(prov.get("submission_sha256", "")), str(prov.get("grader_digest", "")))
-    if not signing.matches(key, text, signature):
-        return Problem(place, student, f"the score {total_f:g}/{max_f:g} does not match its signature")
-    return None
-
-
 def verify_out(out: Path, key: bytes) -> VerifyReport:
-    """Check OUT's gradebook rows (history too), results.json files and grades.csv rows."""
-    problems: list[Problem] = []
-    checked = 0
+    """Check OUT's ledger (log, rows, current grades), results.json files and grades.csv rows."""
     book_path = find_gradebook(out)
     folder = out if out.is_dir() else out.parent
-    assignments: dict[str, set[str]] = defaultdict(set)  # student -> assignments graded
-    if book_path.is_file():
-        book = Gradebook(book_path)
-        try:
-            rows = book.rows()
-        finally:
-            book.close()
-        for row in rows:
-            checked += 1
-            assignments[row.student].add(row.assignment)
-            place = f"{book_path.name} row {row.id}" + ("" if row.current else " (history)")
-            try:
-                result = result_from_dict(json.loads(row.result))
-            except (ValueError, KeyError, TypeError) as exc:
-                problems.append(Problem(place, row.student, f"unreadable result ({exc})"))
-                continue
-            prov = {"submission_sha256": row.submission_sha256, "grader_digest": row.grader_digest,
-                    "signature": row.signature}
-            tasks = {t.task: t.score for t in result.tasks}
-            for total, what in ((row.score, "score column"), (result.score, "stored result")):
-                found = _check(key, f"{place}, {what}", row.assignment, row.student, total, row.max_score,
-                               tasks, prov)
-                if found is not None:
-                    problems.append(found)
-                    break
+    found = _ledger(book_path, key) if book_path.is_file() else None
+    problems = list(found.problems) if found else []
+    checked = found.rows if found else 0
+    if found is not None and not found.usable:  # another key, or no log: nothing can be held to it
+        return VerifyReport(checked, tuple(problems), found.entries, found.head, found.key_id)
+    current = found.current if found else {}
+    parsed = {row.id: _parsed(row) for row in current.values()}  # each stored result read once
+    for row in current.values():
+        problems += _row_signature(key, book_path.name, row, parsed[row.id])
     for path in sorted(folder.glob("*/results.json")):
         checked += 1
-        problems += _results_json(key, path)
+        problems += _results_json(key, path, current if found else None)
     grades = folder / "grades.csv"
     if grades.is_file():
         with grades.open(newline="", encoding="utf-8") as handle:
-            for number, line in enumerate(csv.DictReader(handle), start=2):
-                checked += 1
-                problems += _grades_row(key, f"grades.csv line {number}", line, assignments)
-    return VerifyReport(checked, tuple(problems))
+            lines = list(csv.DictReader(handle))
+        checked += len(lines)
+        problems += _grades_csv(grades.name, lines, current if found else None, parsed)
+    entries, head, kid = (found.entries, found.head, found.key_id) if found else (0, (0, ""), "")
+    return VerifyReport(checked, tuple(problems), entries, head, kid)
 
 
-def _results_json(key: bytes, path: Path) -> list[Problem]:
+def _ledger(path: Path, key: bytes) -> Audit:
+    book = Gradebook(path, readonly=True)
+    try:
+        version = book.version
+        if version < schema.SCHEMA_VERSION:
+            rows = book.rows()
+            detail = (f"a gradebook from before the signed log (schema {version}): run `autograder grade` "
+                      "once to upgrade it (it grades again, and signs, what was graded before)")
+            return Audit(0, len(rows), (Problem(path.name, "", detail),) if rows else (), usable=not rows)
+        return audit(book, key)
+    finally:
+        book.close()
+
+
+def _parsed(row: GradebookRow) -> SubmissionResult | str:
+    """The row's stored result, or why it cannot be read."""
+    try:
+        return result_from_dict(json.loads(row.result))
+    except (ValueError, KeyError, TypeError) as exc:
+        return f"unreadable result ({exc})"
+
+
+def _row_signature(key: bytes, place: str, row: GradebookRow,
+                   result: SubmissionResult | str) -> list[Problem]:
+    """A current row's stored result carries a signature that holds over its checks' points."""
+    where = f"{place} row {row.id}"
+    if isinstance(result, str):
+        return [Problem(where, row.student, result)]
+    text = signing.result_text(result, row.submission_sha256, row.grader_digest)
+    if not row.signature:
+        return [Problem(where, row.student, NOT_SIGNED)]
+    if not signing.matches(key, text, row.signature):
+        return [Problem(where, row.student, f"the stored result ({result.score:g}/{result.max_score:g}) does "
+                                            "not match its signature")]
+    return []
+
+
+def _results_json(key: bytes, path: Path, current: Current | None) -> list[Problem]:
     place = path.parent.name + "/results.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         extra = data["extra_data"]
-        tasks: dict[str, float] = defaultdict(float)
-        for test in data["tests"]:
-            tasks[test["tags"][0]] += float(test["score"])
+        checks = signing.check_points((str(t["extra_data"]["check_id"]), float(t["score"]),
+                                       float(t["max_score"])) for t in data["tests"])
         student, assignment = str(extra["student"]), str(extra["assignment"])
+        prov = dict(extra.get("provenance") or {})
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         return [Problem(place, path.parent.name, f"unreadable ({exc})")]
-    if safe_name(student) != path.parent.name:
-        return [Problem(place, student, f"names student {student!r}, but lies in {path.parent.name}/")]
-    found = _check(key, place, assignment, student, data.get("score"), extra.get("max_score"),
-                   {k: round(v, 6) for k, v in tasks.items()}, dict(extra.get("provenance") or {}))
-    return [found] if found else []
+    if folder_name(student) != path.parent.name:
+        return [Problem(place, student, f"names student {student!r}, whose folder is "
+                                        f"{folder_name(student)}/, but lies in {path.parent.name}/")]
+    signature = str(prov.get("signature") or "")
+    if not signature:
+        return [Problem(place, student, NOT_SIGNED)]
+    total, most = _float(data.get("score")), _float(extra.get("max_score"))
+    if total is None or most is None:
+        unreadable = f"unreadable score {data.get('score')!r} / {extra.get('max_score')!r}"
+        return [Problem(place, student, unreadable)]
+    text = signing.grade_text(assignment, student, total, most, checks,
+                              str(prov.get("submission_sha256", "")), str(prov.get("grader_digest", "")))
+    if not signing.matches(key, text, signature):
+        return [Problem(place, student, f"the score {total:g}/{most:g} (or a check's points) does not match "
+                                        "its signature")]
+    if current is None:
+        return []
+    row = current.get((assignment, student))
+    if row is None:
+        return [Problem(place, student, f"the ledger holds no current grade of {student} for {assignment}")]
+    if row.signature != signature:
+        return [Problem(place, student, f"not the student's current grade: the ledger's is row {row.id} "
+                                        f"({row.score:g}/{row.max_score:g})")]
+    return []
 
 
-def _grades_row(key: bytes, place: str, row: dict[str, str],
-                assignments: dict[str, set[str]]) -> list[Problem]:
-    student = original_cell(row.get("student", ""))  # grades.csv makes formula-like ids inert
-    tasks = {k: _float(v) or 0.0 for k, v in row.items() if k not in NOT_TASKS and k is not None}
-    candidates = sorted(assignments.get(student, set())) or [""]
-    found = None
-    for assignment in candidates:
-        found = _check(key, place, assignment, student, row.get("total"), row.get("max"), tasks, row)
-        if found is None:
-            return []
-    return [found] if found else []
+def _grades_csv(name: str, lines: list[dict[str, str]], current: Current | None,
+                parsed: dict[int, SubmissionResult | str]) -> list[Problem]:
+    """Each row shows its student's current grade exactly; each current student has one row."""
+    if current is None:
+        return [Problem(name, "", "no gradebook beside it to hold its rows against")] if lines else []
+    by_student: dict[str, list[tuple[str, GradebookRow]]] = defaultdict(list)
+    for (assignment, student), row in current.items():
+        by_student[student].append((assignment, row))
+    problems: list[Problem] = []
+    shown: dict[str, set[str]] = defaultdict(set)  # assignment -> students with a row
+    for number, line in enumerate(lines, start=2):
+        place = f"{name} line {number}"
+        student = original_cell(line.get("student") or "")  # grades.csv makes formula-like ids inert
+        candidates = by_student.get(student, [])
+        if not candidates:
+            problems.append(Problem(place, student, "the ledger holds no current grade of this student"))
+            continue
+        differences = [(assignment, _differences(line, row, parsed[row.id]))
+                       for assignment, row in candidates]
+        assignment, differ = min(differences, key=lambda d: len(d[1]))
+        if differ:
+            problems.append(Problem(place, student, "does not show the student's current grade: "
+                                    + "; ".join(differ)))
+        elif student in shown[assignment]:
+            problems.append(Problem(place, student, "a second row of this student"))
+        shown[assignment].add(student)
+    for assignment, students in shown.items():
+        for (of, student), _ in sorted(current.items()):
+            if of == assignment and student not in students:
+                problems.append(Problem(name, student, "no row for this student, whose current grade "
+                                                            "the ledger holds"))
+    return problems
+
+
+def _differences(line: dict[str, str], row: GradebookRow, result: SubmissionResult | str) -> list[str]:
+    if isinstance(result, str):
+        return [f"the ledger's row {row.id} is unreadable"]
+    cells = grade_cells(result)
+    cells.update({column: str(getattr(row, column)) for column in PROVENANCE_COLUMNS})
+    found = []
+    for column, value in line.items():
+        if column is None or column == "student":
+            continue
+        expected = cells.get(column, "0")  # a task the result does not hold scored 0
+        if (value or "") != expected:
+            found.append(f"{column} is {value!r}, the ledger's {expected!r}")
+    return found

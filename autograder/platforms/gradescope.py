@@ -48,6 +48,7 @@ from autograder.output import reports
 from autograder.sandbox import launch
 from autograder.sandbox.client import WorkerProcess
 from autograder.sandbox.launch import Launch
+from autograder.submissions.students import student_id
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 DEFAULT_HIDDEN_VISIBILITY = "after_published"
@@ -214,7 +215,7 @@ def _student(root: Path) -> str:
         meta = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
         users = meta.get("users") or []
         names = [str(u.get("email") or u.get("id") or "") for u in users if isinstance(u, dict)]
-        return ",".join(n for n in names if n) or "submission"
+        return student_id(",".join(n for n in names if n)) or "submission"  # the one identity rule
     except (OSError, ValueError, AttributeError):
         return "submission"
 

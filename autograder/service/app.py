@@ -22,7 +22,6 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from autograder.errors import AutograderError
-from autograder.output import signing
 from autograder.platforms.lti.keys import load_private_key, public_jwk
 from autograder.service import instructor_pages, lti_launch, security, student_pages
 from autograder.service.inbox import Inbox
@@ -80,7 +79,7 @@ def build_state(settings: ServiceSettings) -> ServiceState:
     """Open the ledger, start the warm pool and the grading queue (which grades what a stopped
     server left queued), and the passback when a platform is configured."""
     from autograder.exam.plan import plan_for
-    from autograder.output.gradebook import Gradebook
+    from autograder.ledger.book import Gradebook
 
     check_demo(settings)
     security.private_data(settings.data)  # before SQLite makes the gradebook (and its -wal, -shm)
@@ -91,7 +90,7 @@ def build_state(settings: ServiceSettings) -> ServiceState:
     passback = Passback(settings.launch, settings.gradebook, settings.kit, inbox, settings.clock) \
         if settings.launch is not None else None
     queue = GradingQueue(settings.kit, inbox, jobs=settings.jobs, sandbox=settings.sandbox,
-                         lang=settings.lang, signing_key=signing.load_key(settings.kit.root),
+                         lang=settings.lang, signing_key=inbox.book.signing_key(settings.kit.root),
                          on_graded=passback.graded if passback is not None else None)
     nonces = sqlite3.connect(settings.gradebook, timeout=60.0, check_same_thread=False)
     rate = UploadRate(settings.limits.uploads_per_minute)

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from autograder.grading.results import SubmissionResult, result_from_dict, result_to_dict
-from autograder.output.gradebook import Gradebook
+from autograder.ledger.book import Gradebook
 
 STATUSES = ("queued", "grading", "graded", "failed")
 

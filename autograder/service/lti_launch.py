@@ -23,6 +23,7 @@ from pylti1p3.tool_config import ToolConfDict
 
 from autograder.platforms.lti.errors import LtiError
 from autograder.service.settings import LaunchConfig
+from autograder.submissions.students import student_id
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
@@ -159,7 +160,7 @@ def _identify(data: dict[str, Any], config: LaunchConfig, known: set[str]) -> La
     name = str(data.get("name") or data.get("given_name") or student or sub)
     context = data.get(CLAIM + "context") or {}
     course = str(context.get("title") or context.get("label") or "") if isinstance(context, dict) else ""
-    return Launch(student or sub, sub, name, assignment, language_of(locale),
+    return Launch(student_id(student or sub), sub, name, assignment, language_of(locale),
                   any(r.endswith(STAFF_ROLES) for r in roles), lineitem,
                   locale=locale.replace("_", "-"), context=course)
 

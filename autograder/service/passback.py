@@ -26,8 +26,8 @@ from pathlib import Path
 from autograder.config import Kit
 from autograder.errors import AutograderError
 from autograder.grading.results import SubmissionResult
-from autograder.output.gradebook import Gradebook
-from autograder.output.publish_log import PublishLog
+from autograder.ledger.book import Gradebook
+from autograder.ledger.publish_log import PublishLog
 from autograder.platforms.lti.ags import AgsClient, RetryPolicy
 from autograder.platforms.lti.errors import LtiError
 from autograder.platforms.lti.keys import load_private_key

@@ -3,13 +3,16 @@
 Proves: a batch graded on the cluster gives exactly the local engine's results (execution times
 aside), a hostile submission included, and the nodes survive it; a node's Dask worker killed with
 SIGKILL mid-batch and a scheduler killed and restarted mid-batch both end with every student in
-the ledger exactly once, with the same results; a node whose graders differ from the client's is
-refused by name; a submission too big for a task stops the batch before anything is graded.
+the ledger exactly once, with the same results, and a batch that stops when its only node is gone
+leaves grades.csv and report.html showing what it recorded; a node whose graders differ from the
+client's is refused by name and gets no task: the batch runs on the nodes that match, or here when
+none does; a submission too big for a task stops the batch before anything is graded.
 """
 
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import os
 import shutil
@@ -269,26 +272,60 @@ def test_a_batch_whose_only_node_is_gone_stops_and_says_so(kit, tmp_path):
         lone.stop()
     assert isinstance(outcome, ClusterError) and "no autograder node has joined" in str(outcome)
     assert len(_ledger(tmp_path / "out")) == 1  # what was graded is kept; the rest is due next run
+    with (tmp_path / "out" / "grades.csv").open(encoding="utf-8") as handle:  # and the class files show it
+        assert [r["student"] for r in csv.DictReader(handle)] == _ledger(tmp_path / "out")
+    assert (tmp_path / "out" / "report.html").is_file()
 
 
-def test_a_node_with_other_graders_is_refused_by_name(cluster, kit, tmp_path):
+def _executed(cluster: Cluster) -> dict[str, int]:
+    """Tasks each Dask worker has run, by the kit its node grades with."""
+    from distributed import Client
+
+    def count(dask_worker: object) -> tuple[str, int]:
+        plugin = dask_worker.plugins["autograder-pool"]  # type: ignore[attr-defined]
+        return plugin.kit_root, dask_worker.state.executed_count  # type: ignore[attr-defined]
+
+    with Client(cluster.address, timeout=30, set_as_default=False) as client:
+        return dict(client.run(count).values())
+
+
+def test_a_node_with_other_graders_is_refused_and_the_batch_goes_on(kit, tmp_path):
     other = tmp_path / "kit"
     shutil.copytree(ROOT / "solutions", other / "solutions", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "grading.toml", other / "grading.toml")
     params = other / "solutions" / "nn_module" / "graders" / "params.py"
     params.write_text(params.read_text() + "\n# this node's copy of the kit is not the client's\n")
-    lone = Cluster(tmp_path, kit)
-    lone.start_scheduler()
-    lone.start_node(other)
+    mixed = Cluster(tmp_path, kit)
+    mixed.start_scheduler()
+    mixed.start_node(other)
     try:
-        lone.wait_for(1)
-        klass = _class(tmp_path, {"ada": "solution"})
-        with pytest.raises(ClusterError, match="differ from the client's"):
-            grade_batch(load_kit(ROOT), klass, tmp_path / "out", options=_options(kit),
-                        executor=ClusterExecutor(lone.address))
+        mixed.wait_for(1)
+        first, local, second = (tmp_path / name for name in ("first", "local", "second"))
+        for folder in (first, local, second):
+            folder.mkdir()
+        notes: list[str] = []
+        here = grade_batch(load_kit(ROOT), _class(first, {"ada": "solution", "bob": "stub"}), first / "out",
+                           options=_options(kit), executor=ClusterExecutor(mixed.address),
+                           on_notice=notes.append)
+        assert here.graded == 2 and _ledger(first / "out") == ["ada", "bob"]  # none matches: graded here
+        assert any("refused: its graders of nn_module differ from this machine's" in n for n in notes), notes
+        assert any("grading the 2 left here" in n for n in notes) and here.notices == tuple(notes)
+        grade_batch(kit, _class(local, {"ada": "solution", "bob": "stub"}), local / "out",
+                    options=_options(kit), jobs=1)
+        assert _results(first / "out") == _results(local / "out")
+
+        mixed.start_node(ROOT)  # a node that matches joins: the batch runs there, never on the other
+        mixed.wait_for(2)
+        notes = []
+        there = grade_batch(load_kit(ROOT), _class(second, {"carol": "solution", "dan": "solution"}),
+                            second / "out", options=_options(kit), executor=ClusterExecutor(mixed.address),
+                            on_notice=notes.append)
+        executed = _executed(mixed)
     finally:
-        lone.stop()
-    assert _ledger(tmp_path / "out") == []
+        mixed.stop()
+    assert there.graded == 2 and _ledger(second / "out") == ["carol", "dan"]
+    assert any("refused" in n for n in notes) and not any("left here" in n for n in notes), notes
+    assert executed == {str(other.resolve()): 0, str(ROOT.resolve()): 2}, executed
 
 
 def test_a_submission_too_big_for_a_task_stops_the_batch_first(kit, tmp_path, monkeypatch):

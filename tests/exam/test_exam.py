@@ -607,7 +607,7 @@ def test_class_report_shows_results_per_variant(ekit):
 
 
 def test_results_round_trip_through_the_gradebook(tmp_path):
-    from autograder.output.gradebook import Gradebook
+    from autograder.ledger.book import Gradebook
 
     result = _exam_result("ada", "v1", {"delivery_hidden": [24, 12]}, 80)
     late = SubmissionResult(result.student, result.assignment, result.tasks, ("late",), 0.0, "", 8.0,

@@ -20,7 +20,7 @@ from autograder.config import Kit
 from autograder.errors import WorkerProtocolError
 from autograder.grading.grader import Grader
 from autograder.grading.options import GradeOptions
-from autograder.output.gradebook import Gradebook
+from autograder.ledger.book import Gradebook
 
 TOP_KEYS = {
     "score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
@@ -108,7 +108,7 @@ def test_batch_outputs_regrade_and_resume(kit, tmp_path):
     assert first.graded == 4
     grades = (out / "grades.csv").read_text().splitlines()
     assert grades[0].startswith("student,tinynet,delivery,")
-    assert grades[0].endswith(",total,max,submission_sha256,grader_digest,signature")
+    assert grades[0].endswith(",total,max,folder,source,submission_sha256,grader_digest,signature")
     rows = {row["student"]: row for row in csv.DictReader(grades)}
     assert (rows["ada"]["total"], rows["ada"]["max"]) == ("100", "100") and rows["carol"]["total"] == "100"
     assert rows["bob"]["total"] == "0" and rows["dan"]["total"] == "0"

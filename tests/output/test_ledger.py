@@ -29,7 +29,7 @@ from autograder.batch import grade_batch
 from autograder.cli import main
 from autograder.config import Kit, load_kit
 from autograder.grading.options import GradeOptions
-from autograder.output.gradebook import Gradebook
+from autograder.ledger.book import Gradebook
 
 AUTOGRADER = str(Path(sys.executable).with_name("autograder"))
 

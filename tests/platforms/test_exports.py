@@ -19,7 +19,7 @@ import autograder
 from autograder.cli.export import export
 from autograder.config import Assignment, Kit
 from autograder.grading.results import SubmissionResult
-from autograder.output.gradebook import Gradebook
+from autograder.ledger.book import Gradebook
 from autograder.platforms.canvas import write_canvas
 from autograder.platforms.export_files import ExportError, meta_path
 from autograder.platforms.junit import write_junit, write_junit_all
@@ -318,8 +318,10 @@ def test_junit_all_one_file_per_student(tmp_path, assignment, results):
     assert sorted(p.name for p in written) == ["ayesha.xml", "bsmith.xml", "ghost.xml", "jdoe.xml"]
     for path in written:
         assert ET.parse(path).getroot().get("tests") == "14"
-    with pytest.raises(ExportError, match="both be written"):
-        write_junit_all([make_result(assignment, "a b"), make_result(assignment, "a_b")], tmp_path / "j2")
+    # Two ids that one escaping would merge get a file each, neither overwriting the other.
+    pair = write_junit_all([make_result(assignment, "a b"), make_result(assignment, "a_b")], tmp_path / "j2")
+    assert len({p.name for p in pair}) == 2 and "a_b.xml" in {p.name for p in pair}
+    assert [ET.parse(p).getroot().get("name") for p in pair] == ["nn_module: a b", "nn_module: a_b"]
 
 
 # -- CLI ---------------------------------------------------------------------------------------

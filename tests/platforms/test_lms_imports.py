@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from autograder.cli.export import export
 from autograder.config import Assignment, Kit
-from autograder.output.gradebook import Gradebook
+from autograder.ledger.book import Gradebook
+from autograder.ledger.signing import load_key
 from autograder.output.reports import grades_rows, write_class
-from autograder.output.signing import load_key
 from autograder.output.spreadsheet import formula_like, original_cell, safe_cell
 from autograder.output.verify import verify_out
 from autograder.platforms.canvas import write_canvas
@@ -210,12 +210,12 @@ def test_safe_cell_is_inert_and_exactly_undone(text):
 def test_verify_reads_back_the_inert_student_cells_of_grades_csv(tmp_path, assignment):
     book = Gradebook(tmp_path / "gradebook.sqlite")
     try:
-        for student in ("=HYPERLINK(1)", "+x", "'quoted", "plain"):
+        for student in ("=hyperlink(1)", "+x", "'quoted", "plain"):
             book.record(make_result(assignment, student))
         write_class(tmp_path, book, assignment, 1.0)
     finally:
         book.close()
     cells = [r[0] for r in rows_of(tmp_path / "grades.csv")[1:]]
-    assert cells == ["''quoted", "'+x", "'=HYPERLINK(1)", "plain"]
+    assert cells == ["''quoted", "'+x", "'=hyperlink(1)", "plain"]
     report = verify_out(tmp_path, load_key())
     assert report.ok and report.checked >= 8, report.lines()

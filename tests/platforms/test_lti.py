@@ -23,7 +23,7 @@ from lti_platform import LocalPlatform
 from autograder.cli.lti import lti, publish
 from autograder.config import Assignment, TaskConfig
 from autograder.grading.results import SubmissionResult
-from autograder.output.gradebook import Gradebook
+from autograder.ledger.book import Gradebook
 from autograder.output.reports import grades_rows
 from autograder.platforms.lti.ags import SCORE_MEDIA_TYPE, RetryPolicy
 from autograder.platforms.lti.config import PlatformConfig, load_platform, parse_platform

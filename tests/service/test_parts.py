@@ -17,7 +17,7 @@ from conftest import make_result
 from werkzeug.datastructures import FileStorage
 
 from autograder.config import ExamConfig, Kit
-from autograder.output.gradebook import Gradebook
+from autograder.ledger.book import Gradebook
 from autograder.platforms.lti.config import load_platform
 from autograder.platforms.lti.errors import LtiError
 from autograder.service import exam_rules

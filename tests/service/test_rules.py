@@ -20,7 +20,7 @@ from conftest import ROOT, make_result
 from autograder.config import ExamConfig, Kit, load_kit
 from autograder.errors import ConfigError
 from autograder.grading.provenance import grader_digest
-from autograder.output.gradebook import Gradebook
+from autograder.ledger.book import Gradebook
 from autograder.platforms.lti.errors import LtiError
 from autograder.platforms.lti.scores import score_body, score_fingerprint
 from autograder.service import door, security

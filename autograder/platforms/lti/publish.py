@@ -25,8 +25,8 @@ from pathlib import Path
 import requests
 
 from autograder.grading.results import SubmissionResult
-from autograder.output.gradebook import Gradebook, find_gradebook
-from autograder.output.publish_log import PublishLog, iso_timestamp
+from autograder.ledger.book import Gradebook, find_gradebook
+from autograder.ledger.publish_log import PublishLog, iso_timestamp
 from autograder.platforms.lti.ags import AgsClient, RetryPolicy, platform_message
 from autograder.platforms.lti.config import PlatformConfig
 from autograder.platforms.lti.errors import AuthRejected, LtiError, PlatformUnavailable, TokenRefused

@@ -1,4 +1,4 @@
-"""The gradebook's log of scores published to an LMS: table lti_publishes, one row per attempt."""
+"""The ledger's log of scores published to an LMS: table lti_publishes, one row per attempt."""
 
 # A row is `pending` before the score is sent, then `sent` or `refused` (with the platform's
 # message). A crash or a network failure leaves `pending` rows, so the next run knows to send
@@ -11,30 +11,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from autograder.output.gradebook import Gradebook
+from autograder.ledger import schema
+from autograder.ledger.book import Gradebook
 
 STATUSES = ("sent", "refused", "pending")
-
-PUBLISH_SCHEMA = """
-CREATE TABLE IF NOT EXISTS lti_publishes (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    assignment TEXT NOT NULL,
-    lineitem TEXT NOT NULL,
-    student TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    score REAL NOT NULL,
-    max_score REAL NOT NULL,
-    comment TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('sent', 'refused', 'pending')),
-    http_status INTEGER,
-    message TEXT NOT NULL DEFAULT '',
-    result_fingerprint TEXT NOT NULL,
-    queued_at TEXT NOT NULL,
-    attempted_at TEXT,
-    sent_at TEXT
-);
-CREATE INDEX IF NOT EXISTS lti_publishes_latest ON lti_publishes (assignment, lineitem, student, id);
-"""
 
 
 def iso_timestamp(moment: datetime | None = None) -> str:
@@ -79,9 +59,10 @@ class PublishLog:
 
     def __init__(self, book: Gradebook, create: bool = True):
         self.db = book.db
-        if create:
+        if create:  # made on first use (its DDL is the ledger's, schema.py): a dry run writes nothing
             with self.db:
-                self.db.executescript(PUBLISH_SCHEMA)
+                for statement in schema.statements(schema.PUBLISHES):
+                    self.db.execute(statement)
 
     @property
     def exists(self) -> bool:

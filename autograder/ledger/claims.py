@@ -17,21 +17,10 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from autograder.ledger import schema
+
 LEASE_SECONDS = 60.0
 RENEW_EVERY = 15.0
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS claims (
-    assignment TEXT NOT NULL,
-    student TEXT NOT NULL,
-    owner TEXT NOT NULL,
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    started TEXT NOT NULL,
-    expires REAL NOT NULL,
-    PRIMARY KEY (assignment, student)
-);
-"""
 
 
 def _process_start(pid: int) -> str:
@@ -65,7 +54,8 @@ class Claims:
         self._thread: threading.Thread | None = None
         with self._lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute(SCHEMA)
+            for statement in schema.statements(schema.CLAIMS):  # a gradebook opened first made it
+                self.db.execute(statement)
 
     def close(self) -> None:
         self.db.close()

@@ -1,0 +1,6 @@
+"""The ledger: one SQLite file per course holding its gradebook, the signed log over it, claims and publishes.
+
+`schema.py` versions every table in one place; `book.py` is the gradebook; `log.py` the
+append-only, hash-chained, signed log; `audit.py` holds the two against each other; `signing.py`
+the key; `claims.py` the leases of running batches; `publish_log.py` what was sent to an LMS.
+"""
