@@ -1,0 +1,122 @@
+"""How many checks one mistake costs (issue 24): every catalogued single mistake graded, and the
+histogram of the checks it fails, for today's graders or an earlier revision's.
+
+    .venv/bin/python benchmarks/catalogue_cascade.py [--base REV] [--assignment ID] [--json OUT]
+
+Each `[[wrong]]` entry of `solutions/<id>/graders/misconceptions.toml` is one mistake in one file
+(the reference with one edit). It is graded (sandboxed when bubblewrap works) and the checks of its
+task that fail are counted. `--base REV` grades the catalogue and graders of that revision (read
+from git, nothing checked out) with this engine; its catalogue is also what is graded, so run the
+script twice (`--base main` and without) to compare before and after. `--json` writes every
+entry's failing checks, to diff two runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from challenge_cost import base_kit  # noqa: E402
+
+from autograder.config import load_kit  # noqa: E402
+from autograder.errors import SandboxUnavailable  # noqa: E402
+from autograder.grading.grader import Grader  # noqa: E402
+from autograder.grading.options import GradeOptions  # noqa: E402
+from autograder.sandbox.launch import check_available  # noqa: E402
+
+
+def build(solutions: Path, section: dict, entry: dict, dest: Path) -> Path:
+    """The reference files with the entry's edit (each `old` replaced once, in order)."""
+    dest.mkdir(parents=True)
+    for name in [*(t["file"] for t in section["tasks"].values()), *section.get("given", [])]:
+        shutil.copy(solutions / name, dest / name)
+    target = dest / entry["file"]
+    text = target.read_text(encoding="utf-8")
+    for old, new in entry["replace"]:
+        text = text.replace(old, new, 1)
+    target.write_text(text, encoding="utf-8")
+    return dest
+
+
+def grade_catalogue(root: Path, assignment: str, sandbox: bool, tmp: Path) -> dict[str, dict]:
+    """entry id -> its task, the checks of that task it fails, the points lost, other tasks hit."""
+    kit = load_kit(root)
+    with (root / "grading.toml").open("rb") as f:
+        section = tomllib.load(f)["assignments"][assignment]
+    solutions = root / "solutions" / assignment
+    wrong = tomllib.loads((solutions / "graders" / "misconceptions.toml").read_text(encoding="utf-8"))
+    found: dict[str, dict] = {}
+    with Grader(kit, assignment, GradeOptions(sandbox=sandbox)) as grader:
+        for entry in wrong.get("wrong", []):
+            folder = build(solutions, section, entry, tmp / assignment / entry["id"])
+            result = grader.grade(folder, student=entry["id"])
+            task = result.task(entry["task"])
+            found[entry["id"]] = {
+                "task": entry["task"],
+                "fails": sorted(c.check_id for c in task.checks if not c.passed),
+                "lost": round(task.max_score - task.score, 6),
+                "of": task.max_score,
+                "others": sorted(t.task for t in result.tasks if t.task != entry["task"] and t.score < t.max_score),
+            }
+    return found
+
+
+def histogram(found: dict[str, dict]) -> list[str]:
+    counts = Counter(len(e["fails"]) for e in found.values())
+    total = len(found) or 1
+    lines = ["checks failed per mistake: mistakes"]
+    for n in sorted(counts):
+        lines.append(f"  {n:2d}: {counts[n]:4d}  ({100 * counts[n] / total:4.1f}%)  " + "#" * counts[n])
+    several = sum(c for n, c in counts.items() if n >= 2)
+    half = sum(1 for e in found.values() if e["lost"] > e["of"] / 2)
+    lines.append(f"  {len(found)} mistakes; {several} ({100 * several / total:.1f}%) fail 2 or more checks; "
+                 f"{half} lose more than half of their task; mean {sum(len(e['fails']) for e in found.values()) / total:.2f}")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--base", help="grade the catalogue and graders of this git revision")
+    parser.add_argument("--assignment", action="append", help="only these assignments (default: both)")
+    parser.add_argument("--json", type=Path, help="write every entry's failing checks here")
+    parser.add_argument("--quiet", action="store_true", help="only the histograms")
+    args = parser.parse_args()
+    try:
+        check_available(load_kit(ROOT).sandbox.uid_base)
+        sandbox = True
+    except SandboxUnavailable:
+        sandbox = False
+    assignments = args.assignment or ["nn_module", "tensors_autograd"]
+    report: dict[str, dict[str, dict]] = {}
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        root = base_kit(args.base, tmp / "base") if args.base else ROOT
+        for assignment in assignments:
+            report[assignment] = grade_catalogue(root, assignment, sandbox, tmp)
+    everything: dict[str, dict] = {}
+    for assignment, found in report.items():
+        print(f"== {assignment} ({'graders of ' + args.base if args.base else 'graders now'})")
+        if not args.quiet:
+            for entry_id, e in found.items():
+                extra = f"  OTHER TASKS: {e['others']}" if e["others"] else ""
+                print(f"  {len(e['fails'])}  -{e['lost']:g}/{e['of']:g}  {entry_id}: {', '.join(e['fails'])}{extra}")
+        print("\n".join(histogram(found)))
+        everything.update({f"{assignment}:{k}": v for k, v in found.items()})
+    print("== both assignments")
+    print("\n".join(histogram(everything)))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1, sort_keys=True), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
