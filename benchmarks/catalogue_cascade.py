@@ -1,14 +1,16 @@
 """How many checks one mistake costs (issue 24): every catalogued single mistake graded, and the
 histogram of the checks it fails, for today's graders or an earlier revision's.
 
-    .venv/bin/python benchmarks/catalogue_cascade.py [--base REV] [--assignment ID] [--json OUT]
+    .venv/bin/python benchmarks/catalogue_cascade.py [--base REV [--todays-catalogue]] [--assignment ID]
+                                                     [--json OUT] [--quiet]
 
 Each `[[wrong]]` entry of `solutions/<id>/graders/misconceptions.toml` is one mistake in one file
 (the reference with one edit). It is graded (sandboxed when bubblewrap works) and the checks of its
 task that fail are counted. `--base REV` grades the catalogue and graders of that revision (read
 from git, nothing checked out) with this engine; its catalogue is also what is graded, so run the
-script twice (`--base main` and without) to compare before and after. `--json` writes every
-entry's failing checks, to diff two runs.
+script twice (`--base main` and without) to compare before and after (`--todays-catalogue` grades
+today's entries, the new ones too, with the old graders). `--json` writes every entry's failing
+checks, to diff two runs.
 """
 
 from __future__ import annotations
@@ -48,13 +50,16 @@ def build(solutions: Path, section: dict, entry: dict, dest: Path) -> Path:
     return dest
 
 
-def grade_catalogue(root: Path, assignment: str, sandbox: bool, tmp: Path) -> dict[str, dict]:
-    """entry id -> its task, the checks of that task it fails, the points lost, other tasks hit."""
+def grade_catalogue(root: Path, assignment: str, sandbox: bool, tmp: Path,
+                    catalogue: Path | None = None) -> dict[str, dict]:
+    """entry id -> its task, the checks of that task it fails, the points lost, other tasks hit.
+    `catalogue`: another misconceptions.toml to grade (default: the graded revision's own)."""
     kit = load_kit(root)
     with (root / "grading.toml").open("rb") as f:
         section = tomllib.load(f)["assignments"][assignment]
     solutions = root / "solutions" / assignment
-    wrong = tomllib.loads((solutions / "graders" / "misconceptions.toml").read_text(encoding="utf-8"))
+    catalogue = catalogue or solutions / "graders" / "misconceptions.toml"
+    wrong = tomllib.loads(catalogue.read_text(encoding="utf-8"))
     found: dict[str, dict] = {}
     with Grader(kit, assignment, GradeOptions(sandbox=sandbox)) as grader:
         for entry in wrong.get("wrong", []):
@@ -66,7 +71,8 @@ def grade_catalogue(root: Path, assignment: str, sandbox: bool, tmp: Path) -> di
                 "fails": sorted(c.check_id for c in task.checks if not c.passed),
                 "lost": round(task.max_score - task.score, 6),
                 "of": task.max_score,
-                "others": sorted(t.task for t in result.tasks if t.task != entry["task"] and t.score < t.max_score),
+                "others": sorted(t.task for t in result.tasks
+                                 if t.task != entry["task"] and t.score < t.max_score),
             }
     return found
 
@@ -79,8 +85,9 @@ def histogram(found: dict[str, dict]) -> list[str]:
         lines.append(f"  {n:2d}: {counts[n]:4d}  ({100 * counts[n] / total:4.1f}%)  " + "#" * counts[n])
     several = sum(c for n, c in counts.items() if n >= 2)
     half = sum(1 for e in found.values() if e["lost"] > e["of"] / 2)
+    mean = sum(len(e["fails"]) for e in found.values()) / total
     lines.append(f"  {len(found)} mistakes; {several} ({100 * several / total:.1f}%) fail 2 or more checks; "
-                 f"{half} lose more than half of their task; mean {sum(len(e['fails']) for e in found.values()) / total:.2f}")
+                 f"{half} lose more than half of their task; mean {mean:.2f}")
     return lines
 
 
@@ -90,6 +97,8 @@ def main() -> None:
     parser.add_argument("--assignment", action="append", help="only these assignments (default: both)")
     parser.add_argument("--json", type=Path, help="write every entry's failing checks here")
     parser.add_argument("--quiet", action="store_true", help="only the histograms")
+    parser.add_argument("--todays-catalogue", action="store_true",
+                        help="with --base: today's catalogue (its new entries too), graded the old way")
     args = parser.parse_args()
     try:
         check_available(load_kit(ROOT).sandbox.uid_base)
@@ -102,14 +111,17 @@ def main() -> None:
         tmp = Path(tmp_name)
         root = base_kit(args.base, tmp / "base") if args.base else ROOT
         for assignment in assignments:
-            report[assignment] = grade_catalogue(root, assignment, sandbox, tmp)
+            today = ROOT / "solutions" / assignment / "graders" / "misconceptions.toml"
+            report[assignment] = grade_catalogue(root, assignment, sandbox, tmp,
+                                                 today if args.todays_catalogue else None)
     everything: dict[str, dict] = {}
     for assignment, found in report.items():
         print(f"== {assignment} ({'graders of ' + args.base if args.base else 'graders now'})")
         if not args.quiet:
             for entry_id, e in found.items():
                 extra = f"  OTHER TASKS: {e['others']}" if e["others"] else ""
-                print(f"  {len(e['fails'])}  -{e['lost']:g}/{e['of']:g}  {entry_id}: {', '.join(e['fails'])}{extra}")
+                fails = ", ".join(e["fails"])
+                print(f"  {len(e['fails'])}  -{e['lost']:g}/{e['of']:g}  {entry_id}: {fails}{extra}")
         print("\n".join(histogram(found)))
         everything.update({f"{assignment}:{k}": v for k, v in found.items()})
     print("== both assignments")
