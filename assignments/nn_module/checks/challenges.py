@@ -91,7 +91,7 @@ def judge_layers(run: Mapping[str, Any] | None, drawn: Mapping[str, np.ndarray],
     if run is None:
         fail("layers.none", call=what)
     if run["error"]:
-        fail("layers.load", call=what, detail=raised_name(run["error"]))
+        fail("common.challenge_load", names=what, detail=raised_name(run["error"]))
     values = filled(drawn["pool"], run["entries"])
     names = [layer["name"] for layer in run["layers"]]
     for name in need:
@@ -103,23 +103,27 @@ def judge_layers(run: Mapping[str, Any] | None, drawn: Mapping[str, np.ndarray],
         name = layer["name"]
         prefix = f"{name}." if name else ""
         shown = name or "the model itself"
+        call_text = f"{what}'s layer {shown} run alone on hidden inputs x"
+        model = f"{shown}(x) = x @ weight.T + bias, with the very weight and bias loaded into {shown}"
         if layer["raised"]:
-            fail("layers.raised", call=what, layer=shown, raised=raised_name(layer["raised"]))
+            fail("common.challenge_raised", call=call_text, raised=raised_name(layer["raised"]))
         weight = values.get(f"{prefix}weight")
         bias = values.get(f"{prefix}bias") if layer["bias"] else None
         if weight is None or (layer["bias"] and bias is None):
-            fail("layers.load", call=what, detail=f"{shown}'s weight or bias is not in state_dict()")
+            fail("common.challenge_load", names=what,
+                 detail=f"{shown}'s weight or bias is not in state_dict()")
         x = _slice(drawn["xpool"], 0, (rows, weight.shape[1]))
         want = x @ weight.T + (0.0 if bias is None else bias)
         out = layer["out"]
         got = out.get("values") if type(out) is dict else None
         if got is None or tuple(out.get("shape", ())) != want.shape:
             shape = fmt_shape(out.get("shape", ())) if type(out) is dict else "nothing"
-            fail("layers.values", call=what, layer=shown,
+            fail("common.challenge_values", call=call_text, model=model,
                  error=f"a {out.get('type') if type(out) is dict else '?'} of shape {shape}, "
                        f"not {fmt_shape(want.shape)}")
         if not close(got.astype(np.float64), want, tol):
-            fail("layers.values", call=what, layer=shown, error=describe(got.astype(np.float64), want))
+            fail("common.challenge_values", call=call_text, model=model,
+                 error=describe(got.astype(np.float64), want))
 
 
 def read_back(run: Mapping[str, Any], drawn: Mapping[str, np.ndarray], keys: Sequence[str],

@@ -133,7 +133,7 @@ def _params(model: nn.Module) -> dict[str, Any]:
 
 def _own(module: Any, name: str) -> Any:
     """A parameter registered on `module` itself (nn.Module's own registry, not an attribute lookup)."""
-    registry = module.__dict__.get("_parameters")
+    registry = getattr(module, "__dict__", {}).get("_parameters")
     return registry.get(name) if isinstance(registry, dict) else None
 
 
@@ -684,7 +684,8 @@ def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=(), runs=None
         linears = _all_linears(model)
         with torch.no_grad():
             out = model(_t(x).double())
-        outs = out.values() if type(out) in (dict, OrderedDict) else [out]
+        outs = out.values() if type(out) in (dict, OrderedDict) else list(out) if type(out) in (
+            tuple, list) else [out]
         report[name] = {
             "linear_dtypes": [str(m.weight.dtype).replace("torch.", "") for m in linears],
             "out_dtypes": [str(o.dtype).replace("torch.", "") if type(o) is torch.Tensor else _tname(o)

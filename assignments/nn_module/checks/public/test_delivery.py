@@ -9,6 +9,7 @@ from autograder.compare import fmt_shape
 
 from ..challenges import judge_layers, once_per_task, pools, read_back
 from ..support import call
+from .test_tinynet import in_role_order
 
 SUPER_HINT = {"Module.__init__() call": "delivery.super_init"}
 WHAT = "DeliveryMLP(x_mean, x_std)"
@@ -82,17 +83,19 @@ def test_buffers(worker, params, challenge):
     """x_mean and x_std are registered buffers (not parameters or plain attributes) with the given values
 
     Also with an explicit p_drop. The points rest on values: the x_mean and x_std given to the
-    constructor are drawn in secret, and registered buffers must hold exactly them."""
+    constructor are drawn in secret, and registered buffers must hold exactly them; and on a run:
+    each registered nn.Linear, loaded with hidden values, computes x @ W.T + b."""
     obs = structure(worker, params, challenge)
     judge_buffers(obs["holders"], obs["given"], WHAT)
     explicit = f"DeliveryMLP(x_mean, x_std, {params.delivery.train_p})"
     judge_buffers(obs["explicit"]["holders"], obs["given"], explicit)
+    judge_layers(obs["run"], obs["drawn"], params.tol.float32, WHAT)
 
 
 def judge_keys(got: list[str], obs: dict, params, what: str) -> None:
     dp = params.delivery
     want = list(dp.keys)
-    if got == want:
+    if sorted(got) == sorted(want):  # in any order: head may be assigned before hidden
         return
     if obs["hidden_type"] in ("list", "tuple"):
         fail("delivery.hidden_list", got_type=obs["hidden_type"], keys=got, hidden=dp.hidden_code)
@@ -120,7 +123,8 @@ def test_state_dict_keys(worker, params, challenge):
 
 
 def judge_count(got: dict, params, what: str) -> None:
-    """{n_params} parameters; the model's nn.Linear layers, in order, of the contract's shapes."""
+    """{n_params} parameters; the model's nn.Linear layers (by name, or else in the order it registers
+    them) of the contract's shapes."""
     dp = params.delivery
     if got["count"] != dp.n_params:
         if got["count"] == 0 or got["hidden_type"] in ("list", "tuple"):
@@ -128,7 +132,7 @@ def judge_count(got: dict, params, what: str) -> None:
                  hidden=dp.hidden_code)
         fail("delivery.count", call=what, got=got["count"], want=dp.n_params, names=got["names"],
              terms=dp.count_terms)
-    layers = got["linears"]
+    layers = in_role_order(got["linears"], [p for p, _, _ in dp.layers])
     if len(layers) != len(dp.layers):
         fail("delivery.linears", call=what, count=len(layers), want=len(dp.layers),
              layers=", ".join(f"{n} {fmt_shape(w)}" for n, w, _ in layers) or "none")

@@ -100,7 +100,7 @@ def test_registration(worker, params, challenge):
     obs = structure(worker, tp.sizes, challenge)
     if not obs["is_module"]:
         fail("tinynet.not_module", got_type=obs["model_type"])
-    if obs["names"] != list(tp.names):
+    if sorted(obs["names"]) != sorted(tp.names):  # in any order: fc2 may be assigned before fc1
         fail("tinynet.names", names=obs["names"] or "nothing", want=list(tp.names))
     bad = [f"{n}: {t}" for n, t in zip(obs["names"], obs["types"], strict=True) if t != "Parameter"]
     if bad:
@@ -108,10 +108,19 @@ def test_registration(worker, params, challenge):
     judge_run(obs, tp.sizes, params)
 
 
+def in_role_order(layers: list, prefixes) -> list:
+    """The model's nn.Linear layers ([name, weight shape, bias shape]) in the contract's order: by
+    name when they have the contract's names, otherwise in the order the model registers them."""
+    by_name = {layer[0]: layer for layer in layers}
+    if sorted(by_name) == sorted(prefixes):
+        return [by_name[p] for p in prefixes]
+    return layers
+
+
 def judge_linear_shapes(obs: dict, sizes) -> None:
-    """The model's registered nn.Linear layers, in order, are (in, hidden) then (hidden, out)."""
+    """The model's two registered nn.Linear layers are (in, hidden) and (hidden, out)."""
     i, h, o = sizes
-    layers = obs["linears"]
+    layers = in_role_order(obs["linears"], ("fc1", "fc2"))
     shown = ", ".join(f"{name} {fmt_shape(w)}" for name, w, _ in layers) or "none"
     if len(layers) != 2:
         fail("tinynet.linears", sizes=f"TinyNet{tuple(sizes)}", count=len(layers), layers=shown)
@@ -128,7 +137,7 @@ def judge_linear_shapes(obs: dict, sizes) -> None:
 def test_weight_shapes(worker, params, challenge):
     """{p.tinynet.weights_title}: nn.Linear keeps (out, in)
 
-    Judged on the model's two nn.Linear layers in the order it registers them, whatever their names.
+    Judged on the model's two nn.Linear layers (by name, or else in the order it registers them).
     The points rest on a run: hidden values of those shapes, loaded into them, give x @ W.T + b."""
     tp = params.tinynet
     obs = structure(worker, tp.sizes, challenge)

@@ -102,8 +102,10 @@ def test_accuracy_value(worker, params):
 
 def tuned_items(worker, params, max_epochs: int | None = None) -> tuple[int, int, float]:
     """TUNED's hidden, epochs and lr, after its form is checked (epochs up to `max_epochs`, by default
-    the exercise's limit, which is tuned_form's business; tuned trains with any number it can afford)."""
+    the exercise's limit, which is tuned_form's business, like the exact types: tuned trains with any
+    whole numbers it can afford)."""
     T = params.training
+    form = max_epochs is None
     max_epochs = max_epochs or T.tuned_max_epochs
     obs = call(worker, "tuned", "TUNED")
     if obs["items"] is None:
@@ -114,9 +116,13 @@ def tuned_items(worker, params, max_epochs: int | None = None) -> tuple[int, int
         fail("training.tuned_keys", missing=", ".join(missing), got=", ".join(items) or "no keys")
     kinds = {"hidden": ("int",), "epochs": ("int",), "lr": ("float", "int")}
     for key, allowed in kinds.items():
-        if items[key]["type"] not in allowed:
-            fail("training.tuned_value_type", key=key, got_type=items[key]["type"], want=" or ".join(allowed))
+        value = items[key]["value"]
+        whole = key == "lr" or (value is not None and float(value).is_integer())
+        if items[key]["type"] not in allowed and (form or value is None or not whole):
+            fail("training.tuned_value_type", name=key, got_type=items[key]["type"],
+                 want=" or ".join(allowed))
     hidden, epochs, lr = (items[k]["value"] for k in ("hidden", "epochs", "lr"))
+    hidden, epochs = int(hidden), int(epochs)
     if not 1 <= hidden <= 512 or not 1 <= epochs <= max_epochs or not 0 < lr <= 10:
         fail("training.tuned_range", hidden=hidden, epochs=epochs, lr=lr, max_epochs=max_epochs)
     return hidden, epochs, float(lr)
