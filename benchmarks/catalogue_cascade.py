@@ -10,12 +10,15 @@ task that fail are counted. `--base REV` grades the catalogue and graders of tha
 from git, nothing checked out) with this engine; its catalogue is also what is graded, so run the
 script twice (`--base main` and without) to compare before and after (`--todays-catalogue` grades
 today's entries, the new ones too, with the old graders). `--json` writes every entry's failing
-checks, to diff two runs.
+checks, to diff two runs. Besides the checks, each mistake's properties charged are counted: the
+fewest properties of today's contract matrices (graders/hidden/contract.toml) that explain every
+check it fails (each check proves one of them, or relies on one).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import sys
@@ -77,15 +80,45 @@ def grade_catalogue(root: Path, assignment: str, sandbox: bool, tmp: Path,
     return found
 
 
-def histogram(found: dict[str, dict]) -> list[str]:
-    counts = Counter(len(e["fails"]) for e in found.values())
+def matrices() -> dict[str, dict]:
+    """assignment -> today's contract matrix (the same properties whichever graders are measured)."""
+    found = {}
+    for path in (ROOT / "solutions").glob("*/graders/hidden/contract.toml"):
+        found[path.parents[2].name] = tomllib.loads(path.read_text(encoding="utf-8"))
+    return found
+
+
+def properties_charged(fails: list[str], table: dict) -> int:
+    """The fewest properties of the task that explain every failing check (each proves one of them,
+    or relies on one): how many properties one mistake is charged for, whatever the checks' count."""
+    explains: dict[str, set[str]] = {}
+    for prop in table.get("properties", []):
+        for ids in prop["proven_by"].values():
+            for check in ids:
+                explains.setdefault(check, set()).add(prop["id"])
+    for check, needs in table.get("relies_on", {}).items():
+        explains.setdefault(check, set()).update(needs)
+    props = sorted(set().union(*explains.values())) if explains else []
+    for size in range(1, len(fails) + 1):
+        for chosen in itertools.combinations(props, size):
+            if all(explains.get(c, set()) & set(chosen) for c in fails):
+                return size
+    return len(fails)
+
+
+def histogram(found: dict[str, dict], key: str = "fails", label: str = "checks failed") -> list[str]:
+    counts = Counter(len(e[key]) if key == "fails" else e[key] for e in found.values())
     total = len(found) or 1
-    lines = ["checks failed per mistake: mistakes"]
+    lines = [f"{label} per mistake: mistakes"]
     for n in sorted(counts):
         lines.append(f"  {n:2d}: {counts[n]:4d}  ({100 * counts[n] / total:4.1f}%)  " + "#" * counts[n])
     several = sum(c for n, c in counts.items() if n >= 2)
+    mean = sum(n * c for n, c in counts.items()) / total
+    if key != "fails":
+        lines.append(f"  {several} ({100 * several / total:.1f}%) charged for 2 or more properties; "
+                     f"mean {mean:.2f}")
+        return lines
     half = sum(1 for e in found.values() if e["lost"] > e["of"] / 2)
-    mean = sum(len(e["fails"]) for e in found.values()) / total
     lines.append(f"  {len(found)} mistakes; {several} ({100 * several / total:.1f}%) fail 2 or more checks; "
                  f"{half} lose more than half of their task; mean {mean:.2f}")
     return lines
@@ -115,7 +148,10 @@ def main() -> None:
             report[assignment] = grade_catalogue(root, assignment, sandbox, tmp,
                                                  today if args.todays_catalogue else None)
     everything: dict[str, dict] = {}
+    contract = matrices()
     for assignment, found in report.items():
+        for e in found.values():
+            e["properties"] = properties_charged(e["fails"], contract[assignment][e["task"]])
         print(f"== {assignment} ({'graders of ' + args.base if args.base else 'graders now'})")
         if not args.quiet:
             for entry_id, e in found.items():
@@ -123,9 +159,11 @@ def main() -> None:
                 fails = ", ".join(e["fails"])
                 print(f"  {len(e['fails'])}  -{e['lost']:g}/{e['of']:g}  {entry_id}: {fails}{extra}")
         print("\n".join(histogram(found)))
+        print("\n".join(histogram(found, "properties", "properties charged")))
         everything.update({f"{assignment}:{k}": v for k, v in found.items()})
     print("== both assignments")
     print("\n".join(histogram(everything)))
+    print("\n".join(histogram(everything, "properties", "properties charged")))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, sort_keys=True), encoding="utf-8")
 

@@ -106,20 +106,6 @@ def _state(arrays: dict[str, Any]) -> dict[str, torch.Tensor]:
     return {k: _t(v) for k, v in arrays.items()}
 
 
-def _load(model: nn.Module, arrays: dict[str, Any]) -> dict[str, Any]:
-    """Load grader weights with strict=False; report what did not match instead of raising."""
-    try:
-        result = model.load_state_dict(_state(arrays), strict=False)
-    except Exception as exc:  # size mismatch and friends: the model's layers are not as specified
-        return {"ok": False, "missing": [], "unexpected": [], "error": _exc(exc)}
-    return {
-        "ok": not result.missing_keys,
-        "missing": list(result.missing_keys),
-        "unexpected": list(result.unexpected_keys),
-        "error": None,
-    }
-
-
 def _params(model: nn.Module) -> dict[str, Any]:
     named = list(_named_parameters(model))
     return {
@@ -1015,10 +1001,6 @@ def dropout_rng(mod, p, h, seed):
 
 def numpy_linear(mod, x, W, b):
     return _array(mod.linear(x, W, b))
-
-
-def numpy_delivery(mod, state, x):
-    return _array(mod.delivery_forward(dict(state), x))
 
 
 def numpy_delivery_cases(mod, cases):

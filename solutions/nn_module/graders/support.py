@@ -22,16 +22,6 @@ require_raised = _caller.require_raised
 fail_if_not_implemented = _caller.fail_if_not_implemented
 
 
-def load_problem(load: dict, allowed: tuple[str, ...] = ()) -> str | None:
-    """Why the check's weights could not all be loaded into the student's model (None: all loaded)."""
-    if load["error"]:
-        return raised_name(load["error"])
-    unexpected = [k for k in load["unexpected"] if k not in allowed]
-    parts = [f"missing keys {load['missing']}"] if load["missing"] else []
-    parts += [f"unexpected keys {unexpected} (no registered layer holds them)"] if unexpected else []
-    return "; ".join(parts) or None
-
-
 # ----------------------------------------------------------------------------- inputs
 
 
