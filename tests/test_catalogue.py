@@ -258,7 +258,7 @@ def test_every_cascade_prone_check_is_decided(catalogue):
     """Each check that relies on a property a mistake's failing checks prove is listed in `fails` (it
     fails too, the mistake breaking its own property as well) or in `must_not_fail`."""
     undecided = {
-        entry["id"]: sorted(cascade_prone(catalogue, entry) - set(entry["fails"]) - set(entry["must_not_fail"]))
+        entry["id"]: sorted(cascade_prone(catalogue, entry) - {*entry["fails"], *entry["must_not_fail"]})
         for entry in catalogue.wrong
     }
     undecided = {k: v for k, v in undecided.items() if v}

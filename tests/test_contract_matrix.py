@@ -67,7 +67,8 @@ def test_every_assignment_has_a_matrix_of_every_task(kit: Kit, assignment: str):
     tasks = {t.id for t in kit.assignment(assignment).tasks}
     contract = CONTRACTS[assignment]
     assert set(contract) == tasks, (
-        f"{assignment}: tasks without a matrix: {tasks - set(contract)}; unknown tasks: {set(contract) - tasks}"
+        f"{assignment}: tasks without a matrix: {tasks - set(contract)}; "
+        f"unknown tasks: {set(contract) - tasks}"
     )
 
 
@@ -138,7 +139,8 @@ def reliance_problems(table: dict[str, Any], task: str, known: set[str]) -> list
             problems.append(f"{check}: relies_on must be a list of property ids")
             continue
         problems += [f"{check}: relies on {n!r}, not a property of {task}" for n in needs if n not in props]
-        problems += [f"{check}: relies on {n!r}, which it proves itself" for n in needs if n in own.get(check, ())]
+        problems += [f"{check}: relies on {n!r}, which it proves itself"
+                     for n in needs if n in own.get(check, ())]
     return problems
 
 
