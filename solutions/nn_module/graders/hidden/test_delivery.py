@@ -76,10 +76,10 @@ def test_dropout_in_train_mode(worker, params, challenge):
     what = f"DeliveryMLP(x_mean, x_std, p_drop={P.train_p})"
     obs = call(worker, "delivery_train_mode", what, SUPER_HINT, **given, p_drop=P.train_p, x=x, h=h)
     if P.train_p not in obs["dropout_ps"]:
-        fail("delivery.dropout_p", ps=obs["dropout_ps"] or "no nn.Dropout", p=P.train_p)
+        fail("delivery.dropout_p", ps=obs["dropout_ps"] or "no registered nn.Dropout", p=P.train_p)
     ps = obs["default_ps"]  # the default path: p_drop not passed (in an exam, the student's own number)
     if ps != [P.p_drop]:
-        fail("delivery.default_p", ps=ps or "no nn.Dropout", p=P.p_drop)
+        fail("delivery.default_p", ps=ps or "no registered nn.Dropout", p=P.p_drop)
     train = [require_array(o, "model(x) in train mode", None, keys=SHAPE) for o in obs["train"]]
     evals = [require_array(o, "model(x) in eval mode", None, keys=SHAPE) for o in obs["eval"]]
     if np.array_equal(train[0], train[1]):
