@@ -257,10 +257,13 @@ def _layers_by_role(model: nn.Module, layers: Any) -> dict[str, Any]:
     return roles
 
 
-def _load_layers(model: nn.Module, arrays: dict[str, Any], layers: Any) -> dict[str, Any]:
+def _load_layers(model: nn.Module, arrays: dict[str, Any], layers: Any,
+                 given: dict[str, Any] | None = None) -> dict[str, Any]:
     """The grader's weights copied into the model's layer for each role (`_layers_by_role`), and its other
-    tensors (buffers) by state_dict key where the model has that key; then what each role's layer
-    holds, read back (bias None: the layer has none). A role without a layer is `missing`."""
+    tensors (buffers) by state_dict key where the model has that key, else (a buffer under another
+    name, not persistent, or a plain attribute) into the tensors that hold what the constructor was
+    `given` for it; then what each role's layer holds, read back (bias None: the layer has none). A
+    role without a layer is `missing`."""
     roles = _layers_by_role(model, layers)
     report: dict[str, Any] = {"missing": [], "error": None, "held": {}}
     try:
@@ -275,8 +278,13 @@ def _load_layers(model: nn.Module, arrays: dict[str, Any], layers: Any) -> dict[
                     bias.copy_(_t(arrays[f"{prefix}.bias"]))
             own = _state_dict(model)
             for key, value in arrays.items():
-                if key.rpartition(".")[0] not in roles and key in own:
+                if key.rpartition(".")[0] in roles:
+                    continue
+                if key in own:
                     own[key].copy_(_t(value))
+                elif given is not None and key in given:
+                    for held in _holding(model, _t(given[key])):
+                        held.copy_(_t(value))
     except Exception as exc:
         report["error"] = _exc(exc)
         return report
@@ -286,6 +294,14 @@ def _load_layers(model: nn.Module, arrays: dict[str, Any], layers: Any) -> dict[
             report["held"][prefix] = {"weight": _tensor(_own(module, "weight")),
                                       "bias": _tensor(bias) if isinstance(bias, torch.Tensor) else None}
     return report
+
+
+def _holding(model: nn.Module, value: torch.Tensor) -> list[torch.Tensor]:
+    """The model's buffers and plain tensor attributes equal to `value` (what it keeps of an input)."""
+    found = [b for _, b in _named_buffers(model)]
+    found += [v for v in model.__dict__.values()
+              if isinstance(v, torch.Tensor) and not isinstance(v, nn.Parameter)]
+    return [t for t in found if t.shape == value.shape and torch.equal(t.to(value.dtype), value)]
 
 
 def _reseed_globals(seed: int) -> None:
@@ -470,10 +486,11 @@ def delivery_double(mod, x_mean, x_std, p_drop=None, pool=None, xpool=None):
 
 
 def delivery_forward(mod, x_mean, x_std, state, xs, layers):
-    """The grader's weights in DeliveryMLP's layers (`_load_layers`; the buffers by key where the model
-    has them, else it keeps the x_mean, x_std it was given), run in eval mode on each x of `xs`."""
+    """DeliveryMLP(x_mean, x_std) with the grader's weights and other buffer values loaded
+    (`_load_layers`: the buffers by key where the model has them, else into what holds the x_mean and
+    x_std it was given), run in eval mode on each x of `xs`."""
     model = _delivery(mod, x_mean, x_std)
-    load = _load_layers(model, state, layers)
+    load = _load_layers(model, state, layers, given={"x_mean": x_mean, "x_std": x_std})
     if load["missing"] or load["error"]:
         return {"load": load, "outs": []}
     nn.Module.eval(model)

@@ -19,9 +19,13 @@ SHAPE = {"shape": "delivery.forward_shape"}
 
 @functools.lru_cache(maxsize=8)
 def _weights(P, seed: int) -> dict[str, np.ndarray]:
-    """The check's weights; the head's bias shifted so that the outputs on the check's orders have
-    both signs (a ReLU after the head shows)."""
-    state = {"x_mean": np.array(P.x_mean, np.float32), "x_std": np.array(P.x_std, np.float32),
+    """The check's weights, and buffer values near the lesson's but not the ones the constructor is
+    given (so forward must use the buffers that state_dict loads); the head's bias shifted so that the
+    outputs on the check's orders have both signs (a ReLU after the head shows)."""
+    gen = rng(seed + 1)
+    mean, std = np.array(P.x_mean), np.array(P.x_std)
+    state = {"x_mean": (mean + gen.uniform(-0.5, 0.5, mean.shape) * std).astype(np.float32),
+             "x_std": (std * gen.uniform(0.7, 1.3, std.shape)).astype(np.float32),
              **mlp_state(seed, list(P.layers), scale=1.5)}
     x = np.concatenate([_orders(P.input_seed + n, n) for n in P.batch_sizes])
     outputs = delivery_outputs(state, [p for p, _, _ in P.layers], x)["right"]
@@ -40,14 +44,15 @@ def test_matches_reference(worker, params):
     """With the reference's weights, eval-mode outputs equal the reference's, shape (N,), also for N = 1
 
     The weights go into the layers of the contract's names (or, when the names are not the
-    contract's, into the nn.Linear layers of those shapes), and forward is compared with
-    head(hidden((x - x_mean) / x_std)) on what those layers hold."""
+    contract's, into the nn.Linear layers of those shapes), other x_mean and x_std values into its
+    buffers (by key, else into what holds the ones it was given), and forward is compared with
+    head(hidden((x - x_mean) / x_std)) on what those hold: forward must use them."""
     P = params.delivery
     tol = params.tol.float32
     xs = [_orders(P.input_seed + n, n) for n in P.batch_sizes]
     w = _weights(P, P.state_seed)
     obs = call(worker, "delivery_forward", "model(x) in eval mode", SUPER_HINT,
-               x_mean=w["x_mean"], x_std=w["x_std"], state=w, xs=xs,
+               x_mean=np.array(P.x_mean, np.float32), x_std=np.array(P.x_std, np.float32), state=w, xs=xs,
                layers=[list(layer) for layer in P.layers])
     held = judge_loaded(obs["load"], w, "delivery.forward_load", shapes=P.shapes_text.replace(" and ", ", "))
     state = {"x_mean": w["x_mean"], "x_std": w["x_std"], **held}
