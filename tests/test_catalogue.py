@@ -7,8 +7,8 @@ graders and are left out) keeps its catalogue with its graders, private (never s
 file (one mistake): the task it breaks must lose points with feedback naming the misconception, and every
 other task must keep full marks. One mistake, one charge: `fails` lists exactly the checks of its task the
 mistake must fail (those whose own property it breaks) and `must_not_fail` the checks a cascade would hit
-(those that judge the same code for another property: every check relying, in the task's contract matrix,
-on a property the failing checks prove, and any the graders of issue #20 failed too); the grading must
+(the task's other checks of the same function or class, every check relying, in the task's contract
+matrix, on a property the failing checks prove, and any the graders of issue #20 failed too); the grading must
 fail exactly `fails` and none of `must_not_fail`. Its `[required]` table names, per task, the
 misconceptions agreed with the grader writer (a keyword some entry's feedback must contain).
 `solutions/<id>/graders/correct/<variant>/` holds correct files written in other styles: overlaid on the
