@@ -31,6 +31,7 @@ class TaskConfig:
     memory_mb: int = 1024
     output_kb: int = 64
     hidden: tuple[str, ...] = ()
+    title: str = ""  # the task's heading in the student README ("" : its id)
 
     @property
     def module(self) -> str:
@@ -154,14 +155,17 @@ def _number(
 
 def _task(task_id: str, data: dict[str, Any], where: str) -> TaskConfig:
     _check_keys(
-        data, {"file", "points", "time_limit", "cpu_limit", "memory_mb", "output_kb", "hidden"}, where
-    )
+        data, {"file", "points", "title", "time_limit", "cpu_limit", "memory_mb", "output_kb", "hidden"},
+        where)
     file = data.get("file", f"{task_id}.py")
     if not isinstance(file, str) or not file.endswith(".py") or "/" in file:
         raise ConfigError(f"grading.toml: {where}.file must be a flat .py file name, got {file!r}")
     hidden = data.get("hidden", [])
     if not isinstance(hidden, list) or not all(isinstance(h, str) for h in hidden):
         raise ConfigError(f"grading.toml: {where}.hidden must be a list of check names")
+    title = data.get("title", "")
+    if not isinstance(title, str):
+        raise ConfigError(f"grading.toml: {where}.title must be text (the task's heading), got {title!r}")
     return TaskConfig(
         id=task_id,
         file=file,
@@ -171,6 +175,7 @@ def _task(task_id: str, data: dict[str, Any], where: str) -> TaskConfig:
         memory_mb=int(_number(data, "memory_mb", where, 1024)),
         output_kb=int(_number(data, "output_kb", where, 64)),
         hidden=tuple(hidden),
+        title=title,
     )
 
 

@@ -6,7 +6,6 @@ import ast
 import fnmatch
 import shutil
 import tempfile
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from autograder.authoring.markers import (
     strip_solutions,
     stub_items,
 )
+from autograder.config import Assignment, load_kit
 from autograder.errors import ConfigError, MarkerError
 from autograder.manifest import MANIFEST_FILE, ManifestTask, make_manifest
 
@@ -64,35 +64,15 @@ class TaskDoc:
     items: tuple[StubItem, ...]
 
 
-def _assignment_config(kit_root: Path, assignment_id: str) -> dict[str, Any]:
-    path = kit_root / "grading.toml"
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as err:
-        raise ConfigError(f"{path} not found; run the build from the kit's root folder.") from err
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: {err}") from err
-    assignment = data.get("assignments", {}).get(assignment_id)
-    if not isinstance(assignment, dict):
+def _exercise(kit_root: Path, assignment_id: str) -> Assignment:
+    """The assignment as grading.toml declares it (read by config.py, the one parser), if not an exam."""
+    assignment = load_kit(kit_root).assignment(assignment_id)
+    if assignment.exam is not None:
         raise ConfigError(
-            f"{path}: no [assignments.{assignment_id}] table; add one with a title and its tasks."
+            f"{kit_root / 'grading.toml'}: assignments.{assignment_id} is an exam, where every student "
+            f"gets their own numbers: build one folder per student with `autograder exam build --roster "
+            f"ROSTER.csv --out DIR --assignment {assignment_id}`."
         )
-    if "exam" in assignment:
-        raise ConfigError(
-            f"{path}: assignments.{assignment_id} is an exam, where every student gets their own "
-            f"numbers: build one folder per student with `autograder exam build --roster ROSTER.csv "
-            f"--out DIR --assignment {assignment_id}`."
-        )
-    tasks = assignment.get("tasks", {})
-    if not isinstance(tasks, dict) or not tasks:
-        raise ConfigError(f"{path}: [assignments.{assignment_id}.tasks] is missing or empty.")
-    for task_id, task in tasks.items():
-        key = f"assignments.{assignment_id}.tasks.{task_id}"
-        if not isinstance(task, dict) or not isinstance(task.get("file"), str):
-            raise ConfigError(f"{path}: {key}.file must be the student file name, e.g. 'x.py'.")
-        points = task.get("points")
-        if isinstance(points, bool) or not isinstance(points, int | float):
-            raise ConfigError(f"{path}: {key}.points must be a number.")
     return assignment
 
 
@@ -157,24 +137,18 @@ def public_points(checks: Mapping[str, bytes], task: TaskSpec) -> float:
     return total
 
 
-def _toml_number(value: Any, default: float) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
-
-
 def generate(kit_root: Path, assignment_id: str) -> dict[str, bytes]:
     """Everything the student folder holds, as relative POSIX path -> bytes (nothing written)."""
-    config = _assignment_config(kit_root, assignment_id)
-    source_dir = kit_root / "solutions" / assignment_id
+    kit = load_kit(kit_root)
+    assignment = _exercise(kit_root, assignment_id)
+    source_dir = assignment.solutions
     if not source_dir.is_dir():
         raise ConfigError(f"{source_dir} not found; the reference solutions live there.")
-    tasks = [TaskSpec(tid, t["file"], t["points"], str(t.get("title", tid)),
-                      tuple(str(h) for h in t.get("hidden", [])), _toml_number(t.get("time_limit"), 20.0))
-             for tid, t in config["tasks"].items()]
-    kit = tomllib.loads((kit_root / "grading.toml").read_text(encoding="utf-8")).get("kit", {})
+    tasks = [TaskSpec(t.id, t.file, t.points, t.title or t.id, t.hidden, t.time_limit)
+             for t in assignment.tasks]
     return render_student_folder(
-        source_dir, assignment_id, str(config.get("title", assignment_id)), tasks,
-        [str(name) for name in config.get("given", [])], language=str(kit.get("language", "en")),
-        install=install_command(str(kit.get("student_install", "")).strip()),
+        source_dir, assignment_id, assignment.title, tasks, list(assignment.given), language=kit.language,
+        install=install_command(kit.student_install),
     )
 
 
@@ -300,8 +274,7 @@ def build_assignment(kit_root: Path, assignment_id: str, out_dir: Path | None = 
     target = Path(out_dir) if out_dir is not None else kit_root / "assignments" / assignment_id
     _refuse_unsafe_target(target, kit_root, kit_root / "solutions" / assignment_id)
     files = generate(kit_root, assignment_id)  # fails before anything old is deleted
-    kit = tomllib.loads((kit_root / "grading.toml").read_text(encoding="utf-8")).get("kit", {})
-    files = with_kit_wheel(files, str(kit.get("student_install", "")).strip())
+    files = with_kit_wheel(files, load_kit(kit_root).student_install)
     if target.exists():
         shutil.rmtree(target)
     written: list[Path] = []

@@ -22,7 +22,8 @@ from kit_assignments import ASSIGNMENTS
 from autograder.authoring.build import build_assignment, diff_assignment, generate
 from autograder.authoring.kit_wheel import wheel_name
 from autograder.authoring.markers import has_markers, strip_solutions
-from autograder.errors import MarkerError
+from autograder.config import load_kit
+from autograder.errors import ConfigError, MarkerError
 
 KIT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = KIT / "assignments" / "nn_module"
@@ -319,6 +320,28 @@ def test_build_refuses_to_replace_the_kit(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="refusing"):
         build_assignment(kit, "demo", kit)
     assert (kit / "grading.toml").is_file()
+
+
+def test_build_and_grading_read_grading_toml_by_one_rule(tmp_path: Path) -> None:
+    """Issue #27: one parser. A task's title is allowed, its file defaults to <task>.py, an unknown
+    key or a bad value is refused with the same message by the build and by grading."""
+    kit = _make_kit(tmp_path)
+    toml = kit / "grading.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('file = "demo.py"', 'title = "Build a Net"'),
+                    encoding="utf-8")
+    assert load_kit(kit).assignment("demo").task("demo").file == "demo.py"
+    build_assignment(kit, "demo")
+    assert "Build a Net" in (kit / "assignments" / "demo" / "README.md").read_text(encoding="utf-8")
+    for bad, key in (("points = 7", "points"), ('title = "Build a Net"', "colour")):
+        toml.write_text(toml.read_text(encoding="utf-8").replace(
+            bad, 'points = "seven"' if key == "points" else f'{bad}\ncolour = "red"'), encoding="utf-8")
+        with pytest.raises(ConfigError) as by_grading:
+            load_kit(kit)
+        with pytest.raises(ConfigError) as by_build:
+            build_assignment(kit, "demo", tmp_path / "out")
+        assert str(by_build.value) == str(by_grading.value) and key in str(by_grading.value)
+        toml.write_text(toml.read_text(encoding="utf-8").replace('points = "seven"', "points = 7")
+                        .replace('\ncolour = "red"', ""), encoding="utf-8")
 
 
 # --- the committed student folders -----------------------------------------------------------
