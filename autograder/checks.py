@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
@@ -65,6 +66,19 @@ def points(value: float) -> Callable[[CheckFunction], CheckFunction]:
 def fail(key: str, **params: Any) -> NoReturn:
     """Fail the running check with catalogue message `key`, filled with `params`."""
     raise CheckFailed(key, params)
+
+
+# The notes of the running check (grading/judge.py sets the list): (message key, params).
+NOTES: contextvars.ContextVar[list[tuple[str, dict[str, Any]]] | None] = contextvars.ContextVar(
+    "autograder_check_notes", default=None)
+
+
+def note(key: str, **params: Any) -> None:
+    """Add catalogue message `key` to the running check's feedback without failing it: what the check
+    saw that another check charges (one mistake, one charge). A failing check shows only its failure."""
+    notes = NOTES.get()
+    if notes is not None:
+        notes.append((key, params))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import re
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -12,6 +15,8 @@ from autograder.checks import StudentCodeError, TaskSession, fail
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 MESSAGE_LIMIT = 300
+# task session -> the answers `call_once` keeps for it (they go with the session)
+_ANSWERS: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 # The engine catalogue's messages for a student's exception (autograder/messages/<lang>.toml);
 # an assignment's own catalogue may restate them.
@@ -86,6 +91,17 @@ class ProbeCaller:
         except StudentCodeError as err:
             self.student_error(err, what, hints)
 
+    def call_once(self, worker: TaskSession, probe: str, what: str,
+                  hints: Mapping[str, str] | None = None, **kwargs: Any) -> Any:
+        """`call(...)` once per task session for the very same inputs: the checks of a task that ask one
+        question of one run (each judging its own property of the answer) get a copy of one answer
+        instead of each paying for the run. A failure is not kept: the next check asks again."""
+        answers = _ANSWERS.setdefault(worker, {})
+        key = hashlib.sha256(repr((probe, _plain(kwargs))).encode()).hexdigest()
+        if key not in answers:
+            answers[key] = self.call(worker, probe, what, hints, **kwargs)
+        return copy.deepcopy(answers[key])
+
     def raised_name(self, obs: Any) -> str:
         """How an exception a probe caught and reported reads in feedback: {type, message} (or None),
         with `mro` (module.qualname of its classes) and `chain` (type names, outermost first) when
@@ -125,8 +141,20 @@ class ProbeCaller:
                  message=clean(str(raised.get("message", "")), scrub=self.scrub), where="")
 
 
+def _plain(value: Any) -> Any:
+    """`value` with every array spelled out in full (repr would abbreviate a large one)."""
+    if hasattr(value, "tobytes") and hasattr(value, "dtype") and hasattr(value, "shape"):
+        return ("array", str(value.dtype), tuple(value.shape), value.tobytes())
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _plain(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
 _DEFAULT = ProbeCaller()
 call = _DEFAULT.call
+call_once = _DEFAULT.call_once
 student_error = _DEFAULT.student_error
 error_params = _DEFAULT.error_params
 raised_name = _DEFAULT.raised_name

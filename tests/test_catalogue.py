@@ -4,11 +4,15 @@ to end.
 Every assignment under `solutions/` with its own grading.toml section (exam extensions reuse another's
 graders and are left out) keeps its catalogue with its graders, private (never shipped to students):
 `solutions/<id>/graders/misconceptions.toml` lists wrong submissions, each a small edit of one reference
-file: the task it breaks must lose points with feedback naming the misconception, and every other task
-must keep full marks. Its `[required]` table names, per task, the misconceptions agreed with the grader
-writer (a keyword some entry's feedback must contain). `solutions/<id>/graders/correct/<variant>/` holds
-correct files written in other styles: overlaid on the reference they must score 100. The reference
-scores 100 and the stubs score 0.
+file (one mistake): the task it breaks must lose points with feedback naming the misconception, and every
+other task must keep full marks. One mistake, one charge: `fails` lists exactly the checks of its task the
+mistake must fail (those whose own property it breaks) and `must_not_fail` the checks a cascade would hit
+(the task's other checks of the same function or class, every check relying, in the task's contract
+matrix, on a property the failing checks prove, and any the graders of issue #20 failed too); the grading must
+fail exactly `fails` and none of `must_not_fail`. Its `[required]` table names, per task, the
+misconceptions agreed with the grader writer (a keyword some entry's feedback must contain).
+`solutions/<id>/graders/correct/<variant>/` holds correct files written in other styles: overlaid on the
+reference they must score 100. The reference scores 100 and the stubs score 0.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 import pytest
 from kit_assignments import ASSIGNMENTS
+from test_contract_matrix import CONTRACTS, proven
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -213,7 +218,7 @@ def test_catalogue_entries_are_well_formed(catalogue):
     ids = [e.get("id") for e in catalogue.wrong]
     assert len(ids) == len(set(ids)), "duplicate ids in misconceptions.toml"
     for entry in catalogue.wrong:
-        assert set(entry) == {"id", "task", "file", "replace", "feedback", "why"}, entry.get("id")
+        assert set(entry) == ENTRY_KEYS, (entry.get("id"), sorted(set(entry) ^ ENTRY_KEYS))
         assert entry["task"] in catalogue.tasks, entry["id"]
         assert entry["file"] == catalogue.tasks[entry["task"]], entry["id"]
         assert entry["replace"] and all(
@@ -222,6 +227,42 @@ def test_catalogue_entries_are_well_formed(catalogue):
         ), entry["id"]
         assert entry["feedback"] and all(isinstance(k, str) and k for k in entry["feedback"]), entry["id"]
         assert entry["why"].strip(), entry["id"]
+        fails, spared = entry["fails"], entry["must_not_fail"]
+        assert fails and all(isinstance(c, str) for c in fails), f"{entry['id']}: fails must name checks"
+        assert isinstance(spared, list) and all(isinstance(c, str) for c in spared), entry["id"]
+        assert len(set(fails)) == len(fails) and len(set(spared)) == len(spared), entry["id"]
+        assert not set(fails) & set(spared), f"{entry['id']}: in both fails and must_not_fail"
+        task_checks = checks_of(catalogue, entry["task"])
+        unknown = sorted((set(fails) | set(spared)) - task_checks)
+        assert not unknown, f"{entry['id']}: {unknown} are not checks of task {entry['task']}"
+
+
+ENTRY_KEYS = {"id", "task", "file", "replace", "feedback", "why", "fails", "must_not_fail"}
+
+
+def checks_of(cat: Catalogue, task: str) -> set[str]:
+    """The check ids of a task, as its contract matrix names them (tests/test_contract_matrix.py
+    proves the matrix names exactly the checks the engine loads)."""
+    return set(CONTRACTS[cat.assignment][task]["relies_on"])
+
+
+def cascade_prone(cat: Catalogue, entry: dict[str, Any]) -> set[str]:
+    """The checks of the entry's task that rely (in the contract matrix) on a property one of its
+    failing checks proves: where a cascade would show, so the catalogue must decide each of them."""
+    table = CONTRACTS[cat.assignment][entry["task"]]
+    broken = set().union(*(proven(table).get(c, set()) for c in entry["fails"]))
+    return {check for check, needs in table["relies_on"].items() if broken & set(needs)}
+
+
+def test_every_cascade_prone_check_is_decided(catalogue):
+    """Each check that relies on a property a mistake's failing checks prove is listed in `fails` (it
+    fails too, the mistake breaking its own property as well) or in `must_not_fail`."""
+    undecided = {
+        entry["id"]: sorted(cascade_prone(catalogue, entry) - {*entry["fails"], *entry["must_not_fail"]})
+        for entry in catalogue.wrong
+    }
+    undecided = {k: v for k, v in undecided.items() if v}
+    assert not undecided, f"checks neither in fails nor in must_not_fail: {undecided}"
 
 
 def test_required_keywords_are_well_formed(catalogue):
@@ -298,6 +339,13 @@ def test_wrong_submission_is_caught(assignment_grader, tmp_path, cat, entry):
     assert not others, f"{entry['id']} cost points in other tasks:\n" + describe(
         result, {t.task for t in others}
     )
+    failed = {c.check_id for c in broken.checks if not c.passed}
+    cascade = sorted(failed & set(entry["must_not_fail"]))
+    assert not cascade, f"{entry['id']}: one mistake charged again in {cascade}:\n" + describe(
+        result, {entry["task"]})
+    assert failed == set(entry["fails"]), (
+        f"{entry['id']}: failed {sorted(failed)}, the catalogue says exactly {sorted(entry['fails'])}:\n"
+        + describe(result, {entry["task"]}))
 
 
 @pytest.mark.parametrize(("cat", "variant"), VARIANTS, ids=VARIANT_IDS)

@@ -8,7 +8,7 @@ import re
 import time
 from typing import Any
 
-from autograder.checks import Check, CheckFailed, StudentCodeError, TaskSession, WorkerLost
+from autograder.checks import NOTES, Check, CheckFailed, StudentCodeError, TaskSession, WorkerLost
 from autograder.config import TaskConfig
 from autograder.grading.challenge import Challenge
 from autograder.grading.course import Graders
@@ -172,6 +172,8 @@ def run_check(check: Check, session: TaskSession, graders: Graders, task: TaskCo
     """Run one check; anything but a clean return is a failure with feedback."""
     started = time.monotonic()
     key, feedback = "", ""
+    notes: list[tuple[str, dict[str, Any]]] = []
+    token = NOTES.set(notes)
     try:
         if not _replay_passes(check, session, graders):
             _call(check, session, graders)
@@ -188,6 +190,11 @@ def run_check(check: Check, session: TaskSession, graders: Graders, task: TaskCo
     except Exception as exc:  # a check that cannot judge must fail closed, never pass
         key = "engine.grader_error"
         feedback = render(graders, key, {"type": type(exc).__name__, "message": str(exc)})
+    finally:
+        NOTES.reset(token)
+    if not key and notes:  # a passing check's notes: feedback, never a charge (no message key)
+        shown = dict.fromkeys(render(graders, k, p) for k, p in notes)  # once each, in order
+        feedback = "\n".join(shown)[:FEEDBACK_LIMIT]
     score = 0.0 if key else check.points
     return CheckResult(
         check.id, check.task, check.name, check.title, score, check.points, check.public, feedback, key,

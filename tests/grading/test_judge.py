@@ -105,3 +105,30 @@ def test_fixtures_of_plain_types_keep_their_own_printing() -> None:
     from hypothesis.vendor import pretty
 
     assert pretty.pretty({"a": None}) == "{'a': None}"
+
+
+def test_a_note_is_feedback_of_a_passing_check_never_a_charge(graders: Any) -> None:
+    """checks.note: a passing check shows its notes (each once), with no message key and full points;
+    a check that fails shows its failure only; outside a check, a note goes nowhere."""
+    from autograder.checks import note
+
+    @points(2)
+    def test_noted(worker: Any) -> None:
+        for _ in range(2):
+            note("common.note_other_check", detail="its forward differs", check="demo.forward")
+
+    @points(2)
+    def test_noted_then_failed(worker: Any) -> None:
+        note("common.note_other_check", detail="its forward differs", check="demo.forward")
+        fail("common.wrong_type", call="f(x)", got_type="list", want_type="Tensor")
+
+    task = graders.assignment.tasks[0]
+    passed = judge.run_check(_check(test_noted), Recorder(), graders, task)  # type: ignore[arg-type]
+    assert passed.score == passed.max_score and passed.message_key == ""
+    assert passed.feedback.count("its forward differs") == 1 and "demo.forward" in passed.feedback
+    failed = judge.run_check(_check(test_noted_then_failed), Recorder(), graders, task)  # type: ignore[arg-type]
+    assert failed.score == 0 and failed.message_key == "common.wrong_type"
+    assert "its forward differs" not in failed.feedback and "f(x)" in failed.feedback
+    note("common.note_other_check", detail="outside", check="none")  # no running check: ignored
+    again = judge.run_check(_check(test_noted), Recorder(), graders, task)  # type: ignore[arg-type]
+    assert "outside" not in again.feedback

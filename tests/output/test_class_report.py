@@ -128,8 +128,14 @@ def test_sample_class_results_are_byte_for_byte_as_recorded(graded_sample):
     and rahim each lose one check for a real mistake on a path not checked before), and again when
     every check's inputs came from the graders' challenge key (issue #20: the same verdicts with
     other numbers in the feedback; rahim's loop without zero_grad reaches accuracy 0.90 from the
-    hidden initial weights, 0.89 from seed 0; the trajectory check still names his mistake). The
-    key keeps the inputs when other grader files change. The provenance
+    hidden initial weights, 0.89 from seed 0; the trajectory check still names his mistake), and
+    again when one mistake became one charge (issue #24): maya 56 (her squeeze() is charged by the
+    forward check only, not predict's too), nusrat 81 (her plain-attribute buffers no longer cost the
+    dropout check; her float32 delivery_forward costs the dtype check only, its values being right to
+    float32 precision), rahim 91 (his plain-list FixedMLP no longer costs the forward check, his
+    unscaled dropout only the survivors check, not the modes and statistics checks; the accuracy check
+    now trains the grader's own TinyNet from hidden weights, which his loop without zero_grad brings to
+    0.89). The key keeps the inputs when other grader files change. The provenance
     block the ledger adds is taken out before comparing; a change to the graders
     or the sample class that changes a score or a word of feedback must re-record them
     (copy OUT/<student>/results.json here with "execution_time": 0) and say why in its commit."""

@@ -1,18 +1,19 @@
-"""Hidden-weight challenges of the structural checks: what they draw, what a real model gives."""
+"""Hidden challenges of the checks: what they draw, and what the student's own model must give."""
 
-# A structural check (names, keys, shapes, counts, dtypes) also loads weights drawn from its
-# `challenge` through the names the model registers, runs the model on inputs drawn the same way
-# and compares the output here with what a model built of the contract's layers gives. Forging the
-# structure is then worthless: the answer needs the model's computation. Where the ReLU sits (or
-# whether the inputs are standardized) is other checks' business: an output matching a model of the
-# contract's layers with a known wrong activation also shows that the registered layers are the ones
-# forward uses, so a forward mistake is not charged twice.
+# One mistake, one charge: a check judges its own property on the student's own model, and the points
+# still rest on values computed from inputs nobody can know in advance.
+# - A structural check (names, keys, shapes, counts, dtypes) has the probe fill every tensor the model
+#   registers from a hidden pool (in state_dict order, through the model's own keys) and run each
+#   registered nn.Linear alone on hidden inputs: each output must be x @ W.T + b of the very values
+#   that went into that layer (`judge_layers`). That needs the layer's computation, and nothing else:
+#   a slip in forward, in another layer or in a name other checks judge never shows here.
+# - A forward check puts the contract's (or hidden) weights into the model's layers, by name or, when
+#   the names are not the contract's, by weight shape (`probes._load_layers`), reads back what each
+#   layer holds and compares forward with the contract's formula on exactly those weights: a missing
+#   bias or a renamed layer is the structural checks' business, the formula is this one's.
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import weakref
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
@@ -22,32 +23,16 @@ import numpy as np
 from autograder.checks import fail
 from autograder.compare import close, describe, fmt_shape
 
-from .support import call, fail_if_not_implemented, load_problem, raised_name, relu
+from .support import call_once, fail_if_not_implemented, raised_name, relu
 
-_ANSWERS: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
-
-
-def once_per_task(worker: Any, probe: str, what: str, hints: Mapping[str, str] | None = None,
-                  **inputs: Any) -> dict:
-    """`call(worker, probe, ...)` once per task session for the very same inputs: the checks of a task
-    that ask the same question with the same (shared) hidden inputs get a copy of one answer instead
-    of each paying for a run. (An exam's second judging, with another variant's numbers, asks anew.)"""
-    answers = _ANSWERS.setdefault(worker, {})
-    key = hashlib.sha256(repr((probe, _plain(inputs))).encode()).hexdigest()
-    if key not in answers:  # a failure is not kept: the next check asks again, and fails the same way
-        answers[key] = call(worker, probe, what, hints, **inputs)
-    return copy.deepcopy(answers[key])
+POOL = 1031  # hidden values per pool (prime: a long model's tensors do not repeat in step)
+XPOOL = 257  # hidden input values per pool
 
 
-def _plain(value: Any) -> Any:
-    """`value` with every array spelled out in full (repr would abbreviate a large one)."""
-    if isinstance(value, np.ndarray):
-        return ("array", value.dtype.str, value.shape, value.tobytes())
-    if isinstance(value, Mapping):
-        return tuple(sorted((str(k), _plain(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return tuple(_plain(v) for v in value)
-    return value
+once_per_task = call_once  # a probe call shared by the checks that judge one run (autograder.probe_calls)
+
+
+# ----------------------------------------------------------------------------- drawing hidden values
 
 
 def linear_state(gen: np.random.Generator, layers: Sequence[tuple[str, int, int]],
@@ -72,8 +57,122 @@ def finer(gen: np.random.Generator, arrays: Mapping[str, np.ndarray]) -> dict[st
     return {k: v.astype(np.float64) + gen.normal(0, 1e-9, v.shape) for k, v in arrays.items()}
 
 
+def pools(gen: np.random.Generator, float64: bool = False) -> dict[str, np.ndarray]:
+    """A hidden run's inputs: `pool` (the values every registered tensor is filled with) and `xpool`
+    (the inputs each nn.Linear is run on); float64 ones with digits float32 does not have."""
+    magnitudes = gen.uniform(0.25, 1.0, POOL) * gen.choice([-1.0, 1.0], POOL)  # never near 0 (an x_std)
+    found = {"pool": magnitudes.astype(np.float32),
+             "xpool": gen.normal(0, 1.5, XPOOL).astype(np.float32)}
+    return finer(gen, found) if float64 else found
+
+
+def _slice(pool: np.ndarray, offset: int, shape: Sequence[int]) -> np.ndarray:
+    """probes._pool_slice in the grading process: the next values of `pool`, cycling."""
+    count = int(np.prod(shape)) if len(shape) else 1
+    return pool[(offset + np.arange(count)) % len(pool)].astype(np.float64).reshape(tuple(shape))
+
+
+def filled(pool: np.ndarray, entries: Sequence[Sequence[Any]]) -> dict[str, np.ndarray]:
+    """What the probe's fill put in each state_dict entry `[key, shape]`, in the order reported."""
+    values, offset = {}, 0
+    for key, shape in entries:
+        values[str(key)] = _slice(pool, offset, shape)
+        offset += int(np.prod(shape)) if len(shape) else 1
+    return values
+
+
+# ----------------------------------------------------------------------------- judging a hidden run
+
+
+def judge_layers(run: Mapping[str, Any] | None, drawn: Mapping[str, np.ndarray], tol: float, what: str,
+                 need: Sequence[str] = (), rows: int = 4) -> None:
+    """Fail unless the probe's hidden run (`probes._hidden_run`) shows every registered nn.Linear (and
+    at least one, and each of `need`) computing x @ W.T + b from the values filled into it."""
+    if run is None:
+        fail("layers.none", call=what)
+    if run["error"]:
+        fail("common.challenge_load", names=what, detail=raised_name(run["error"]))
+    values = filled(drawn["pool"], run["entries"])
+    names = [layer["name"] for layer in run["layers"]]
+    for name in need:
+        if name not in names:
+            fail("layers.missing", call=what, layer=name, layers=", ".join(names) or "none")
+    if not run["layers"]:
+        fail("layers.none", call=what)
+    for layer in run["layers"]:
+        name = layer["name"]
+        prefix = f"{name}." if name else ""
+        shown = name or "the model itself"
+        call_text = f"{what}'s layer {shown} run alone on hidden inputs x"
+        model = f"{shown}(x) = x @ weight.T + bias, with the very weight and bias loaded into {shown}"
+        if layer["raised"]:
+            fail("common.challenge_raised", call=call_text, raised=raised_name(layer["raised"]))
+        weight = values.get(f"{prefix}weight")
+        bias = values.get(f"{prefix}bias") if layer["bias"] else None
+        if weight is None or (layer["bias"] and bias is None):
+            fail("common.challenge_load", names=what,
+                 detail=f"{shown}'s weight or bias is not in state_dict()")
+        x = _slice(drawn["xpool"], 0, (rows, weight.shape[1]))
+        want = x @ weight.T + (0.0 if bias is None else bias)
+        out = layer["out"]
+        got = out.get("values") if type(out) is dict else None
+        if got is None or tuple(out.get("shape", ())) != want.shape:
+            shape = fmt_shape(out.get("shape", ())) if type(out) is dict else "nothing"
+            fail("common.challenge_values", call=call_text, model=model,
+                 error=f"a {out.get('type') if type(out) is dict else '?'} of shape {shape}, "
+                       f"not {fmt_shape(want.shape)}")
+        if not close(got.astype(np.float64), want, tol):
+            fail("common.challenge_values", call=call_text, model=model,
+                 error=describe(got.astype(np.float64), want))
+
+
+def read_back(run: Mapping[str, Any], drawn: Mapping[str, np.ndarray], keys: Sequence[str],
+              what: str) -> None:
+    """Fail unless each state_dict entry of `keys` (a buffer, say) reads back what was loaded into it."""
+    values = filled(drawn["pool"], run["entries"])
+    for key in keys:
+        buf = run["state_after"].get(key)
+        got = buf.get("values") if type(buf) is dict else None
+        want = values.get(key)
+        same = got is not None and want is not None and got.shape == want.shape
+        if not same or not close(got.astype(np.float64), want, 0.0):
+            fail("layers.buffer_read_back", call=what, name=key)
+
+
+def layer_state(load: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """What the model's layers held after `probes._load_layers`: prefix.weight / prefix.bias (a layer
+    without a bias has none), in float64."""
+    state: dict[str, np.ndarray] = {}
+    for prefix, held in load["held"].items():
+        for part in ("weight", "bias"):
+            got = held.get(part)
+            if type(got) is dict and got.get("values") is not None:
+                state[f"{prefix}.{part}"] = got["values"].astype(np.float64)
+    return state
+
+
+def judge_loaded(load: Mapping[str, Any], sent: Mapping[str, np.ndarray], key: str, **params: Any) -> dict:
+    """Fail (message `key`, with `detail`) unless every role got a layer and each layer holds what was
+    sent to it; return the weights held (a bias the layer does not have is left out)."""
+    if load["error"]:
+        fail(key, detail=raised_name(load["error"]), **params)
+    if load["missing"]:
+        fail(key, detail=f"no nn.Linear layer for {', '.join(load['missing'])}", **params)
+    held = layer_state(load)
+    for name, value in held.items():
+        want = sent.get(name)
+        if want is not None and (value.shape != want.shape or not close(value, want.astype(np.float64), 0.0)):
+            fail(key, detail=f"{name} does not hold the weights put into it", **params)
+    return held
+
+
+# ----------------------------------------------------------------------------- the contract's formulas
+
+
 def _linear(state: Mapping[str, np.ndarray], prefix: str, h: np.ndarray) -> np.ndarray:
-    return h @ state[f"{prefix}.weight"].astype(np.float64).T + state[f"{prefix}.bias"].astype(np.float64)
+    out = h @ state[f"{prefix}.weight"].astype(np.float64).T
+    bias = state.get(f"{prefix}.bias")
+    return out if bias is None else out + bias.astype(np.float64)
 
 
 def _sigmoid(a: np.ndarray) -> np.ndarray:
@@ -107,14 +206,11 @@ def mlp_outputs(state: Mapping[str, np.ndarray], prefixes: Sequence[str],
 
 def delivery_outputs(state: Mapping[str, np.ndarray], prefixes: Sequence[str],
                      x: np.ndarray) -> dict[str, np.ndarray]:
-    """head(hidden((x - x_mean) / x_std)) in eval mode; also unstandardized, and `x - x_mean / x_std`."""
+    """head(hidden((x - x_mean) / x_std)) in eval mode, shape (N,); also unstandardized."""
     mean, std = state["x_mean"].astype(np.float64), state["x_std"].astype(np.float64)
     x64 = x.astype(np.float64)
-    found: dict[str, np.ndarray] = {}
-    for name, z in (("right", (x64 - mean) / std), ("no_standardization", x64),
-                    ("precedence", x64 - mean / std)):
-        found[name] = mlp_outputs(state, prefixes, z)["right"]
-    return found
+    return {name: mlp_outputs(state, prefixes, z)["right"][:, 0]
+            for name, z in (("right", (x64 - mean) / std), ("no_standardization", x64))}
 
 
 def fixedmlp_layers(sizes: Sequence[int]) -> list[tuple[str, int, int]]:
@@ -127,28 +223,22 @@ def twohead_layers(in_features: int, body: int,
 
 
 def twohead_outputs(state: Mapping[str, np.ndarray], heads: Sequence[tuple[str, int]],
-                    x: np.ndarray) -> list[dict[str, np.ndarray]]:
-    """Each head on relu(body.0(x)), in the order of `heads`."""
+                    x: np.ndarray) -> dict[str, np.ndarray]:
+    """Each head on relu(body.0(x)), by head name."""
     features = relu(_linear(state, "body.0", x.astype(np.float64)))
-    return [{"right": _linear(state, f"heads.{name}", features)} for name, _ in heads]
+    return {name: _linear(state, f"heads.{name}", features) for name, _ in heads}
+
+
+# ----------------------------------------------------------------------------- judging model outputs
 
 
 def judge_output(obs: Mapping[str, Any], wants: Sequence[Mapping[str, np.ndarray]], tol: float,
-                 call_text: str, model: str, names: Sequence[str], kept: Sequence[str] = (),
-                 key: str = "common.challenge_values") -> None:
-    """Fail unless the challenge's run loaded every weight (`names`) and each of its outputs
-    (`obs["outs"]`) is one of the matching `wants` (compared as flat values: the output's shape is
-    other checks' business). `kept`: keys the challenge did not send (the model keeps its own)."""
-    load = {**obs["load"], "missing": [k for k in obs["load"]["missing"] if k not in kept]}
-    detail = load_problem(load)
-    if detail:
-        fail("common.challenge_load", detail=detail, names=", ".join(names))
+                 call_text: str, model: str, key: str = "common.challenge_values") -> None:
+    """Fail unless each of a run's outputs (`obs["outs"]`) is one of the matching `wants` (compared as
+    flat values: the output's shape is other checks' business)."""
     if obs["raised"]:
         fail_if_not_implemented(obs["raised"], call_text)
         fail("common.challenge_raised", call=call_text, raised=raised_name(obs["raised"]))
-    if len(obs["outs"]) != len(wants):
-        fail("common.wrong_type", call=call_text, got_type=f"{len(obs['outs'])} outputs",
-             want_type=f"{len(wants)} outputs")
     for out, want in zip(obs["outs"], wants, strict=True):
         if type(out) is not dict or out.get("values") is None:
             got_type = out.get("type") if type(out) is dict else type(out).__name__
@@ -160,3 +250,4 @@ def judge_output(obs: Mapping[str, Any], wants: Sequence[Mapping[str, np.ndarray
         error = describe(got, right) if got.size == right.size else (
             f"{got.size} values (shape {fmt_shape(out.get('shape', ()))}) where {right.size} were expected")
         fail(key, call=call_text, error=error, model=model)
+

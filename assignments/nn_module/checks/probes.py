@@ -106,20 +106,6 @@ def _state(arrays: dict[str, Any]) -> dict[str, torch.Tensor]:
     return {k: _t(v) for k, v in arrays.items()}
 
 
-def _load(model: nn.Module, arrays: dict[str, Any]) -> dict[str, Any]:
-    """Load grader weights with strict=False; report what did not match instead of raising."""
-    try:
-        result = model.load_state_dict(_state(arrays), strict=False)
-    except Exception as exc:  # size mismatch and friends: the model's layers are not as specified
-        return {"ok": False, "missing": [], "unexpected": [], "error": _exc(exc)}
-    return {
-        "ok": not result.missing_keys,
-        "missing": list(result.missing_keys),
-        "unexpected": list(result.unexpected_keys),
-        "error": None,
-    }
-
-
 def _params(model: nn.Module) -> dict[str, Any]:
     named = list(_named_parameters(model))
     return {
@@ -127,30 +113,195 @@ def _params(model: nn.Module) -> dict[str, Any]:
         "types": [_tname(p) for _, p in named],
         "shapes": [list(p.shape) for _, p in named],
         "count": int(sum(p.numel() for _, p in named)),
+        "linears": _linear_shapes(model),
     }
 
 
-def _challenge(model: nn.Module, state: dict[str, Any] | None, xs: Any, heads: Any = (),
-               eval_mode: bool = False) -> dict[str, Any] | None:
-    """The grader's hidden weights loaded through the names the model registers (state_dict keys),
-    then the model run on each x of `xs`: the outputs (a dict's values in `heads` order)."""
-    if state is None:
-        return None
-    obs: dict[str, Any] = {"load": _load(model, state), "raised": None, "outs": []}
-    if obs["load"]["error"]:  # keys missing or unexpected: the check decides which it can accept
-        return obs
+def _own(module: Any, name: str) -> Any:
+    """A parameter registered on `module` itself (nn.Module's own registry, not an attribute lookup)."""
+    registry = getattr(module, "__dict__", {}).get("_parameters")
+    return registry.get(name) if isinstance(registry, dict) else None
+
+
+def _linear_shapes(model: nn.Module) -> list[list[Any]]:
+    """Every registered nn.Linear in registration order: [name, weight shape, bias shape or None]."""
+    found = []
+    for name, module in _named_modules(model):
+        weight, bias = _own(module, "weight"), _own(module, "bias")
+        if isinstance(module, nn.Linear) and isinstance(weight, torch.Tensor):
+            bias_shape = list(bias.shape) if isinstance(bias, torch.Tensor) else None
+            found.append([name, list(weight.shape), bias_shape])
+    return found
+
+
+# ----------------------------------------------------------------------------- hidden runs
+
+# A structural check judges the student's own model: its registered tensors are filled with values
+# from a hidden pool, in state_dict order (what the grader recomputes from the keys and shapes the
+# probe reports), and every registered nn.Linear is run alone on hidden inputs as wide as its weight.
+# The outputs depend on the hidden values and on nothing but the layer, so a slip in forward (or in
+# another layer's shape) never shows here; and a made-up or replayed answer cannot match them.
+
+
+def _pool_slice(pool: torch.Tensor, offset: int, shape: tuple[int, ...]) -> torch.Tensor:
+    """The next values of a hidden pool for a tensor of `shape`, starting at `offset`, cycling."""
+    count = int(np.prod(shape)) if shape else 1
+    return pool[(offset + torch.arange(count)) % len(pool)].reshape(shape)
+
+
+def _fill(model: nn.Module, pool: Any) -> dict[str, Any]:
+    """Load every floating tensor of the model's state_dict with the next values of `pool` (through
+    load_state_dict and the model's own keys); report the keys and shapes it filled."""
+    values = _t(pool)
+    entries = [(k, v) for k, v in _state_dict(model).items()
+               if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    state, offset = {}, 0
+    for key, tensor in entries:
+        state[key] = _pool_slice(values, offset, tuple(tensor.shape)).to(tensor.dtype)
+        offset += tensor.numel()
+    report: dict[str, Any] = {"entries": [[k, list(v.shape)] for k, v in entries], "error": None}
     try:
-        nn.Module.train(model, not eval_mode)
-        with torch.no_grad():
-            for x in xs:
-                out = model(_t(x))
-                if heads and type(out) in (dict, OrderedDict):
-                    obs["outs"] += [_tensor(out.get(name)) for name in heads]
-                else:
-                    obs["outs"].append(_tensor(out))
+        nn.Module.load_state_dict(model, state, strict=False)
     except Exception as exc:
-        obs["raised"] = _exc(exc)
-    return obs
+        report["error"] = _exc(exc)
+    return report
+
+
+def _layer_runs(model: nn.Module, xpool: Any, rows: int) -> list[dict[str, Any]]:
+    """Each registered nn.Linear run alone (no_grad) on `rows` rows of the hidden inputs."""
+    xs = _t(xpool)
+    runs = []
+    for name, module in _named_modules(model):
+        weight = _own(module, "weight")
+        if not isinstance(module, nn.Linear) or not isinstance(weight, torch.Tensor) or weight.dim() != 2:
+            continue
+        x = _pool_slice(xs, 0, (rows, int(weight.shape[1]))).to(weight.dtype)
+        run: dict[str, Any] = {"name": name, "bias": isinstance(_own(module, "bias"), torch.Tensor),
+                               "raised": None, "out": None}
+        try:
+            with torch.no_grad():
+                run["out"] = _tensor(module(x))
+        except Exception as exc:
+            run["raised"] = _exc(exc)
+        runs.append(run)
+    return runs
+
+
+def _hidden_run(model: nn.Module, pool: Any, xpool: Any, rows: int = 4) -> dict[str, Any] | None:
+    """The hidden values filled in, then the buffers read back and every nn.Linear run alone."""
+    if pool is None:
+        return None
+    run = _fill(model, pool)
+    run["state_after"] = {k: _tensor(v) for k, v in _state_dict(model).items()
+                          if k.rpartition(".")[2] not in ("weight", "bias")}
+    run["buffers"] = {n: _tensor(b) for n, b in _named_buffers(model)}
+    run["layers"] = _layer_runs(model, xpool, rows)
+    return run
+
+
+def _all_linears(model: nn.Module) -> list[nn.Linear]:
+    """Every nn.Linear reachable from the model: registered ones in registration order, then any kept
+    in a plain attribute, list or dict (which the model's registry does not know)."""
+    return _reachable(model, nn.Linear)
+
+
+def _reachable(model: nn.Module, kind: type) -> list[Any]:
+    """Every module of type `kind` reachable from the model, registered or kept in a plain attribute,
+    list or dict (registered ones first, in registration order)."""
+    found: list[Any] = []
+    seen: set[int] = set()
+
+    def visit(obj: Any, depth: int) -> None:
+        if depth > 6 or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, kind):
+            found.append(obj)
+        if isinstance(obj, nn.Module):
+            registry = obj.__dict__.get("_modules")
+            for value in list(registry.values()) if isinstance(registry, dict) else []:
+                visit(value, depth + 1)
+            for value in list(obj.__dict__.values()):
+                visit(value, depth + 1)
+        elif type(obj) in (list, tuple):
+            for value in obj:
+                visit(value, depth + 1)
+        elif type(obj) in (dict, OrderedDict):
+            for value in obj.values():
+                visit(value, depth + 1)
+
+    visit(model, 0)
+    return found
+
+
+def _layers_by_role(model: nn.Module, layers: Any) -> dict[str, Any]:
+    """The model's nn.Linear for each of the contract's layers `[prefix, in, out]`: the registered module
+    of that name when the model has one for every prefix, otherwise its nn.Linear layers (registered
+    or not) matched by weight shape, in the order they are found."""
+    named = dict(_named_modules(model))
+
+    def fits(module: Any, fan_in: int, fan_out: int) -> bool:
+        weight = _own(module, "weight")
+        return isinstance(module, nn.Linear) and isinstance(weight, torch.Tensor) and tuple(
+            weight.shape) == (fan_out, fan_in)
+
+    if all(fits(named.get(prefix), fan_in, fan_out) for prefix, fan_in, fan_out in layers):
+        return {prefix: named[prefix] for prefix, _, _ in layers}
+    free = _all_linears(model)
+    roles: dict[str, Any] = {}
+    for prefix, fan_in, fan_out in layers:
+        match = next((m for m in free if fits(m, fan_in, fan_out)), None)
+        roles[prefix] = match
+        if match is not None:
+            free.remove(match)
+    return roles
+
+
+def _load_layers(model: nn.Module, arrays: dict[str, Any], layers: Any,
+                 given: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The grader's weights copied into the model's layer for each role (`_layers_by_role`), and its other
+    tensors (buffers) by state_dict key where the model has that key, else (a buffer under another
+    name, not persistent, or a plain attribute) into the tensors that hold what the constructor was
+    `given` for it; then what each role's layer holds, read back (bias None: the layer has none). A
+    role without a layer is `missing`."""
+    roles = _layers_by_role(model, layers)
+    report: dict[str, Any] = {"missing": [], "error": None, "held": {}}
+    try:
+        with torch.no_grad():
+            for prefix, module in roles.items():
+                if module is None:
+                    report["missing"].append(prefix)
+                    continue
+                weight, bias = _own(module, "weight"), _own(module, "bias")
+                weight.copy_(_t(arrays[f"{prefix}.weight"]))
+                if isinstance(bias, torch.Tensor) and f"{prefix}.bias" in arrays:
+                    bias.copy_(_t(arrays[f"{prefix}.bias"]))
+            own = _state_dict(model)
+            for key, value in arrays.items():
+                if key.rpartition(".")[0] in roles:
+                    continue
+                if key in own:
+                    own[key].copy_(_t(value))
+                elif given is not None and key in given:
+                    for held in _holding(model, _t(given[key])):
+                        held.copy_(_t(value))
+    except Exception as exc:
+        report["error"] = _exc(exc)
+        return report
+    for prefix, module in roles.items():
+        if module is not None:
+            bias = _own(module, "bias")
+            report["held"][prefix] = {"weight": _tensor(_own(module, "weight")),
+                                      "bias": _tensor(bias) if isinstance(bias, torch.Tensor) else None}
+    return report
+
+
+def _holding(model: nn.Module, value: torch.Tensor) -> list[torch.Tensor]:
+    """The model's buffers and plain tensor attributes equal to `value` (what it keeps of an input)."""
+    found = [b for _, b in _named_buffers(model)]
+    found += [v for v in model.__dict__.values()
+              if isinstance(v, torch.Tensor) and not isinstance(v, nn.Parameter)]
+    return [t for t in found if t.shape == value.shape and torch.equal(t.to(value.dtype), value)]
 
 
 def _reseed_globals(seed: int) -> None:
@@ -174,94 +325,97 @@ class _GraderTinyNet(nn.Module):
         return self.fc2(torch.relu(self.fc1(x)))
 
 
-def tinynet_structure(mod, in_features, hidden, out_features, state=None, xs=()):
-    """The parameters TinyNet registers; with `state`, the challenge run on them too."""
+def tinynet_structure(mod, in_features, hidden, out_features, pool=None, xpool=None):
+    """The parameters TinyNet registers; with a hidden `pool`, the hidden run on them too."""
     model = mod.TinyNet(in_features, hidden, out_features)
     obs = {"is_module": isinstance(model, nn.Module), "model_type": _tname(model), **_params(model)}
-    return {**obs, "challenge": _challenge(model, state, xs)}
+    return {**obs, "run": _hidden_run(model, pool, xpool)}
 
 
 def tinynet_forward(mod, sizes, state, xs):
-    """One TinyNet with the grader's weights, run on each input of `xs` (batches of several sizes)."""
+    """One TinyNet with the grader's weights in its fc1 and fc2 (`_load_layers`), run on each input of
+    `xs` (batches of several sizes)."""
+    i, h, o = sizes
     model = mod.TinyNet(*sizes)
-    load = _load(model, state)
-    if not load["ok"] or load["error"]:
+    load = _load_layers(model, state, [["fc1", i, h], ["fc2", h, o]])
+    if load["missing"] or load["error"]:
         return {"load": load, "outs": []}
     with torch.no_grad():
         outs = [_tensor(model(_t(x))) for x in xs]
     return {"load": load, "outs": outs}
 
 
-class _Stop(BaseException):
-    """Raised by a probe's hook to end a student's training loop early (not an Exception)."""
+def _number(item: Any) -> float | None:
+    """The value of a returned loss of a kind that holds one number (float, a one-element tensor or
+    NumPy value); the check judges the kind from the type names, the values serve other checks."""
+    kind = type(item)
+    if kind is float:
+        return item
+    if kind in (torch.Tensor, nn.Parameter) and item.numel() == 1 and item.is_floating_point():
+        return float(item.detach().reshape(()).item())
+    if kind in (np.float16, np.float32, np.float64):
+        return float(item)
+    if kind is np.ndarray and item.size == 1 and item.dtype.kind == "f":
+        return float(item.reshape(()))
+    return None
 
 
-def tinynet_default_lr(mod, sizes, state, X, y, epochs):
-    """train_tinynet(model, X, y) with its default arguments, on the grader's own TinyNet, stopped once
-    the first `epochs` losses are known: a hook records cross-entropy of the logits of each new
-    forward pass (repeated passes on unchanged weights count once), so the default lr shows in them."""
-    model = _GraderTinyNet(*sizes)
-    model.load_state_dict(_state(state))
-    Xt, yt = _t(X), _t(y)
-    losses: list[float] = []
-
-    def hook(module, args, out):
-        if type(out) is not torch.Tensor or tuple(out.shape) != (len(yt), sizes[2]):
-            return
-        with torch.no_grad():
-            loss = float(nn.functional.cross_entropy(out.detach(), yt).item())
-        if not losses or loss != losses[-1]:
-            losses.append(loss)
-        if len(losses) > epochs:
-            raise _Stop
-
-    model.register_forward_hook(hook)
-    try:
-        mod.train_tinynet(model, Xt, yt)
-    except _Stop:
-        pass
-    return {"losses": losses[:epochs]}
-
-
-def tinynet_train(mod, sizes, state, X, y, epochs, lr):
-    """train_tinynet on the grader's own TinyNet; counts forward calls through model(X)."""
-    model = _GraderTinyNet(*sizes)
-    model.load_state_dict(_state(state))
-    calls = []
-    model.register_forward_hook(lambda m, args, out: calls.append(1))
-    losses = mod.train_tinynet(model, _t(X), _t(y), epochs, lr)
+def _returned(losses: Any) -> dict[str, Any]:
     obs: dict[str, Any] = {"type": _tname(losses), "len": None, "types": [], "values": []}
     if type(losses) in (list, tuple):
         obs["len"] = len(losses)
-        for item in losses:
-            obs["types"].append(_tname(item))
-            if type(item) is float:
-                obs["values"].append(item)
-            elif type(item) is torch.Tensor and item.numel() == 1:
-                obs["values"].append(float(item.detach().reshape(()).item()))
-            else:
-                obs["values"].append(None)
-    obs["hook_calls"] = len(calls)
+        obs["types"] = [_tname(item) for item in losses]
+        obs["values"] = [_number(item) for item in losses]
     return obs
 
 
-def tinynet_accuracy(mod, sizes, X, y, seed, x_hidden=None):
-    """The student's TinyNet trained with the student's train_tinynet and its default arguments;
-    with `x_hidden`, also the trained model's outputs there and its weights (by state_dict key)."""
-    torch.manual_seed(seed)
-    model = mod.TinyNet(*sizes)
-    calls = []
-    handle = model.register_forward_hook(lambda m, args, out: calls.append(1))
-    losses = mod.train_tinynet(model, _t(X), _t(y))
+class _Watch:
+    """A forward hook on the grader's TinyNet: counts the calls, keeps the first call's logits and the
+    cross-entropy of every call on weights other than the previous recorded call's (so a pass repeated
+    on unchanged weights counts once, and weights that never change give a single loss)."""
+
+    def __init__(self, y: torch.Tensor, width: int):
+        self.y, self.width = y, width
+        self.calls = 0
+        self.losses: list[float] = []
+        self.first: Any = None
+        self._last: Any = None
+
+    def __call__(self, module: nn.Module, args: Any, out: Any) -> None:
+        self.calls += 1
+        if type(out) is not torch.Tensor or tuple(out.shape) != (len(self.y), self.width):
+            return
+        with torch.no_grad():
+            flat = torch.cat([p.detach().reshape(-1) for p in module.parameters()])
+            if self._last is not None and torch.equal(flat, self._last):
+                return
+            self._last = flat.clone()
+            if self.first is None:
+                self.first = _tensor(out.detach())
+            self.losses.append(float(nn.functional.cross_entropy(out.detach(), self.y).item()))
+
+    def report(self) -> dict[str, Any]:
+        return {"hook_calls": self.calls, "hook_losses": self.losses, "first_logits": self.first}
+
+
+def tinynet_train(mod, sizes, state, X, y, epochs=None, lr=None, x_hidden=None):
+    """train_tinynet on the grader's own TinyNet of weights `state` (epochs and lr passed, or with None
+    the defaults): what it returned, what the forward hook saw; with `x_hidden`, the trained model's
+    outputs on X and there, and its trained weights."""
+    model = _GraderTinyNet(*sizes)
+    model.load_state_dict(_state(state))
+    Xt, yt = _t(X), _t(y)
+    watch = _Watch(yt, sizes[2])
+    handle = model.register_forward_hook(watch)
+    if epochs is None:
+        losses = mod.train_tinynet(model, Xt, yt)
+    else:
+        losses = mod.train_tinynet(model, Xt, yt, epochs, lr)
     handle.remove()
-    with torch.no_grad():
-        logits = model(_t(X))
-    n = len(losses) if type(losses) in (list, tuple) else None
-    types = sorted({_tname(item) for item in losses}) if n is not None else []
-    obs = {"losses_type": _tname(losses), "len": n, "types": types, "hook_calls": len(calls),
-           "logits": _tensor(logits)}
+    obs = {**_returned(losses), **watch.report()}
     if x_hidden is not None:
         with torch.no_grad():
+            obs["logits"] = _tensor(model(Xt))
             obs["hidden_logits"] = _tensor(model(_t(x_hidden)))
         obs["weights"] = {k: _tensor(v) for k, v in _state_dict(model).items()}
     return obs
@@ -275,92 +429,109 @@ def _delivery(mod, x_mean, x_std, p_drop=None):
     return mod.DeliveryMLP(*args)
 
 
-def delivery_structure(mod, x_mean, x_std, state=None, xs=()):
-    """Buffers, keys and parameters of DeliveryMLP; with `state`, the challenge run (eval mode) too."""
-    model = _delivery(mod, x_mean, x_std)
-    buffers = dict(_named_buffers(model))
-    plain = {
-        name: _tname(model.__dict__[name])
-        for name in ("x_mean", "x_std")
-        if name in model.__dict__
-    }
+def _dropout_ps(model: nn.Module) -> list[float]:
+    return [float(m.p) for _, m in _named_modules(model) if isinstance(m, nn.Dropout)]
+
+
+def _delivery_structure(model: nn.Module) -> dict[str, Any]:
     return {
         "state_keys": list(_state_dict(model).keys()),
-        "buffer_names": list(buffers),
-        "buffer_values": {n: _tensor(b) for n, b in buffers.items()},
-        "plain_attrs": plain,
+        "buffer_names": [n for n, _ in _named_buffers(model)],
         "hidden_type": _tname(getattr(model, "hidden", None)),
         "modules": [_tname(m) for _, m in _named_modules(model)],
-        "dropout_ps": [float(m.p) for _, m in _named_modules(model) if isinstance(m, nn.Dropout)],
+        "dropout_ps": _dropout_ps(model),
         **_params(model),
-        "challenge": _challenge(model, state, xs, eval_mode=True),
     }
 
 
-def delivery_double(mod, x_mean, x_std, x, state=None, xs=()):
-    """After .double(): the dtypes of state_dict and of the output; with `state` (float64), the
-    challenge run on the converted model too (eval mode)."""
-    model = _delivery(mod, x_mean, x_std).double()
-    model.eval()
-    plain = {
-        name: str(model.__dict__[name].dtype).replace("torch.", "")
-        for name in ("x_mean", "x_std")
-        if type(model.__dict__.get(name)) is torch.Tensor
-    }
-    with torch.no_grad():
-        out = model(_t(x).double())
+def _holders(model: nn.Module) -> dict[str, Any]:
+    """Where the model keeps tensors: every buffer (persistent or not), every small parameter and every
+    plain tensor attribute, with values and dtypes (the check finds the ones it gave the model)."""
     return {
-        "state_dtypes": {k: str(v.dtype).replace("torch.", "") for k, v in _state_dict(model).items()},
-        "plain_dtypes": plain,
-        "out": _tensor(out),
-        "challenge": _challenge(model, state, xs, eval_mode=True),
+        "buffers": {n: _tensor(b) for n, b in _named_buffers(model)},
+        "parameters": {n: _tensor(p) for n, p in _named_parameters(model) if p.numel() <= 64},
+        "attributes": {n: _tensor(v) for n, v in model.__dict__.items()
+                       if isinstance(v, torch.Tensor) and not isinstance(v, nn.Parameter)},
     }
 
 
-def delivery_forward(mod, x_mean, x_std, state, xs):
+def delivery_structure(mod, x_mean, x_std, p_drop=None, pool=None, xpool=None):
+    """What DeliveryMLP(x_mean, x_std) registers and where it keeps x_mean and x_std; with `p_drop`,
+    the structure of DeliveryMLP(x_mean, x_std, p_drop) too; with a hidden `pool`, the hidden run."""
     model = _delivery(mod, x_mean, x_std)
-    load = _load(model, state)
-    if not load["ok"] or load["error"]:
+    obs = {**_delivery_structure(model), "holders": _holders(model)}
+    if p_drop is not None:
+        explicit = _delivery(mod, x_mean, x_std, p_drop)
+        obs["explicit"] = {**_delivery_structure(explicit), "holders": _holders(explicit)}
+    obs["run"] = _hidden_run(model, pool, xpool)
+    return obs
+
+
+def delivery_double(mod, x_mean, x_std, p_drop=None, pool=None, xpool=None):
+    """After .double(): the dtypes of state_dict and where x_mean and x_std are kept (for p_drop too);
+    with a float64 hidden `pool`, the hidden run on the converted model."""
+    model = _delivery(mod, x_mean, x_std).double()
+    obs: dict[str, Any] = {
+        "state_dtypes": {k: str(v.dtype).replace("torch.", "") for k, v in _state_dict(model).items()},
+        "holders": _holders(model),
+    }
+    if p_drop is not None:
+        explicit = _delivery(mod, x_mean, x_std, p_drop).double()
+        obs["explicit"] = {
+            "state_dtypes": {k: str(v.dtype).replace("torch.", "") for k, v in _state_dict(explicit).items()},
+            "holders": _holders(explicit),
+        }
+    obs["run"] = _hidden_run(model, pool, xpool)
+    return obs
+
+
+def delivery_forward(mod, x_mean, x_std, state, xs, layers):
+    """DeliveryMLP(x_mean, x_std) with the grader's weights and other buffer values loaded
+    (`_load_layers`: the buffers by key where the model has them, else into what holds the x_mean and
+    x_std it was given), run in eval mode on each x of `xs`."""
+    model = _delivery(mod, x_mean, x_std)
+    load = _load_layers(model, state, layers, given={"x_mean": x_mean, "x_std": x_std})
+    if load["missing"] or load["error"]:
         return {"load": load, "outs": []}
-    model.eval()
+    nn.Module.eval(model)
+    for dropout in _reachable(model, nn.Dropout):  # eval() reaching them is the dropout check's business
+        nn.Module.eval(dropout)
     with torch.no_grad():
         outs = [_tensor(model(_t(x))) for x in xs]
     return {"load": load, "outs": outs}
 
 
-def delivery_train_mode(mod, x_mean, x_std, p_drop, x, state=None):
-    """Train and eval passes with an explicit p_drop (with `state`: its weights loaded first); the
-    Dropout p of the default path too."""
-    default = _delivery(mod, x_mean, x_std)
-    default_ps = [float(m.p) for _, m in _named_modules(default) if isinstance(m, nn.Dropout)]
+def delivery_train_mode(mod, x_mean, x_std, p_drop, x, h):
+    """DeliveryMLP with an explicit p_drop: its nn.Dropout layers' p and each of them run alone in train
+    mode on the hidden `h`; two passes of the model in train mode and two in eval mode; the Dropout p
+    of the default path too."""
+    default_ps = _dropout_ps(_delivery(mod, x_mean, x_std))
     model = _delivery(mod, x_mean, x_std, p_drop)
-    if state is not None:
-        _load(model, state)  # what did not load shows in the eval-mode values
-    dropout_ps = [float(m.p) for _, m in _named_modules(model) if isinstance(m, nn.Dropout)]
-    structure = {"state_keys": list(_state_dict(model).keys()),
-                 "buffer_names": [n for n, _ in _named_buffers(model)], **_params(model)}
-    xt = _t(x)
-    model.train()
+    ht = _t(h)
+    runs = []
     with torch.no_grad():
+        for name, module in _named_modules(model):
+            if isinstance(module, nn.Dropout):
+                nn.Module.train(module, True)
+                runs.append({"name": name, "p": float(module.p), "out": _tensor(module(ht))})
+        xt = _t(x)
+        nn.Module.train(model, True)
         train = [_tensor(model(xt)), _tensor(model(xt))]
-        model.eval()
+        nn.Module.eval(model)
         evals = [_tensor(model(xt)), _tensor(model(xt))]
-    model.double()  # .double() on this path too: every tensor of state_dict becomes float64
-    structure["double_dtypes"] = {k: str(v.dtype).replace("torch.", "")
-                                  for k, v in _state_dict(model).items()}
-    return {"dropout_ps": dropout_ps, "default_ps": default_ps, "structure": structure, "train": train,
+    return {"dropout_ps": _dropout_ps(model), "default_ps": default_ps, "dropouts": runs, "train": train,
             "eval": evals}
 
 
-def delivery_predict(mod, x_mean, x_std, state, x, calls, x_single=None, p_drop=None):
-    """predict() on a model left in train mode; a hook records the modes its forward ran in.
-    With x_single (N = 1): one more call on it, the model put back in train mode first.
-    With p_drop: the model built with that p_drop (0: its output does not depend on the mode)."""
+def delivery_predict(mod, x_mean, x_std, x, calls, pool, xpool, x_single=None, p_drop=None, seed=0):
+    """predict() on a model of hidden values (the hidden run) left in train mode; a hook records the
+    modes its forward ran in. With x_single (N = 1): one more call on it, the model put back in train
+    mode first. Then the model's own eval-mode outputs on the same inputs, to compare with; the torch
+    seed is set to `seed` before each of these calls (so a Dropout that eval() cannot reach draws
+    the same masks in both). With p_drop: the model built with that p_drop."""
     model = _delivery(mod, x_mean, x_std, p_drop)
-    load = _load(model, state)
-    if not load["ok"] or load["error"]:
-        return {"load": load, "outs": [], "seen": []}
-    model.train()
+    run = _hidden_run(model, pool, xpool)
+    nn.Module.train(model, True)
     dropouts = [m for _, m in _named_modules(model) if isinstance(m, nn.Dropout)]
     seen = []
 
@@ -372,13 +543,24 @@ def delivery_predict(mod, x_mean, x_std, state, x, calls, x_single=None, p_drop=
             "dropout_training": any(d.training for d in dropouts),
         })
 
-    model.register_forward_hook(hook)
-    outs = [_tensor(mod.predict(model, _t(x))) for _ in range(calls)]
+    handle = model.register_forward_hook(hook)
+    outs = []
+    for _ in range(calls):
+        torch.manual_seed(seed)
+        outs.append(_tensor(mod.predict(model, _t(x))))
     single = None
     if x_single is not None:
-        model.train()
+        nn.Module.train(model, True)
+        torch.manual_seed(seed)
         single = _tensor(mod.predict(model, _t(x_single)))
-    return {"load": load, "outs": outs, "single": single, "seen": seen}
+    handle.remove()
+    nn.Module.eval(model)
+    with torch.no_grad():
+        torch.manual_seed(seed)
+        own = _tensor(model(_t(x)))
+        torch.manual_seed(seed)
+        own_single = _tensor(model(_t(x_single))) if x_single is not None else None
+    return {"run": run, "outs": outs, "single": single, "seen": seen, "own": own, "own_single": own_single}
 
 
 # ----------------------------------------------------------------------------- counting
@@ -475,13 +657,13 @@ def _module_obs(model: nn.Module) -> dict[str, Any]:
     return {"state_keys": list(_state_dict(model).keys()), "optimizer_error": optimizer, **_params(model)}
 
 
-def containers_fixedmlp(mod, sizes, state=None, xs=()):
+def containers_fixedmlp(mod, sizes, pool=None, xpool=None):
     model = mod.FixedMLP(list(sizes))
     layers = getattr(model, "layers", None)
-    return {"layers_type": _tname(layers), **_module_obs(model), "challenge": _challenge(model, state, xs)}
+    return {"layers_type": _tname(layers), **_module_obs(model), "run": _hidden_run(model, pool, xpool)}
 
 
-def containers_twohead(mod, x, state=None, xs=(), heads=()):
+def containers_twohead(mod, x, pool=None, xpool=None):
     model = mod.TwoHead()
     heads_attr = getattr(model, "heads", None)
     with torch.no_grad():
@@ -489,13 +671,13 @@ def containers_twohead(mod, x, state=None, xs=(), heads=()):
     obs = {"heads_type": _tname(heads_attr), "out_type": _tname(out), "out": None, **_module_obs(model)}
     if type(out) in (dict, OrderedDict):
         obs["out"] = {str(k): _tensor(v) for k, v in out.items()}
-    return {**obs, "challenge": _challenge(model, state, xs, heads=list(heads))}
+    return {**obs, "run": _hidden_run(model, pool, xpool)}
 
 
-def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=(), challenges=None, heads=()):
-    """After .double(): the dtype of every parameter (registered or not) and of the outputs; also
-    for FixedMLP of `more_sizes` (other depths), reported as "FixedMLP([...])". With `challenges`
-    ([state, xs] for the first models, float64), the challenge run on those converted models too."""
+def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=(), runs=None):
+    """After .double(): the dtype of every nn.Linear's weight (registered or not) and of the outputs;
+    also for FixedMLP of `more_sizes` (other depths), reported as "FixedMLP([...])". With `runs`
+    (float64 hidden pools for FixedMLP and TwoHead), the hidden run on those converted models too."""
     report = {}
     cases = [("FixedMLP", mod.FixedMLP(list(fixed_sizes)), x_fixed), ("TwoHead", mod.TwoHead(), x_two)]
     cases += [(f"FixedMLP({list(sizes)})", mod.FixedMLP(list(sizes)), np.ones((2, sizes[0]), np.float32))
@@ -505,58 +687,34 @@ def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=(), challenge
         linears = _all_linears(model)
         with torch.no_grad():
             out = model(_t(x).double())
-        outs = out.values() if type(out) in (dict, OrderedDict) else [out]
+        outs = out.values() if type(out) in (dict, OrderedDict) else list(out) if type(out) in (
+            tuple, list) else [out]
         report[name] = {
             "linear_dtypes": [str(m.weight.dtype).replace("torch.", "") for m in linears],
             "out_dtypes": [str(o.dtype).replace("torch.", "") if type(o) is torch.Tensor else _tname(o)
                            for o in outs],
         }
-        if challenges is not None and k < len(challenges):
-            state, xs = challenges[k]
-            named = list(heads) if name == "TwoHead" else []
-            report[name]["challenge"] = _challenge(model, state, xs, heads=named)
+        if runs is not None and k < len(runs):
+            report[name]["run"] = _hidden_run(model, runs[k]["pool"], runs[k]["xpool"])
     return report
 
 
-def _all_linears(model: nn.Module) -> list[nn.Linear]:
-    """Every nn.Linear reachable from the model, registered or hidden in a plain list/dict."""
-    found: list[nn.Linear] = []
-    seen: set[int] = set()
-
-    def visit(obj: Any, depth: int) -> None:
-        if depth > 6 or id(obj) in seen:
-            return
-        seen.add(id(obj))
-        if isinstance(obj, nn.Linear):
-            found.append(obj)
-        if isinstance(obj, nn.Module):
-            for value in list(obj.__dict__.values()) + list(obj._modules.values()):
-                visit(value, depth + 1)
-        elif type(obj) in (list, tuple):
-            for value in obj:
-                visit(value, depth + 1)
-        elif type(obj) in (dict, OrderedDict):
-            for value in obj.values():
-                visit(value, depth + 1)
-
-    visit(model, 0)
-    return found
-
-
-def containers_fixedmlp_forward(mod, sizes, state, x):
+def containers_fixedmlp_forward(mod, sizes, state, x, layers):
+    """FixedMLP with the grader's weights in its layers (`_load_layers`), run on x."""
     model = mod.FixedMLP(list(sizes))
-    load = _load(model, state)
-    if not load["ok"] or load["error"]:
+    load = _load_layers(model, state, layers)
+    if load["missing"] or load["error"]:
         return {"load": load, "out": None}
     with torch.no_grad():
         out = model(_t(x))
     return {"load": load, "out": _tensor(out)}
 
 
-def containers_twohead_forward(mod, state, x):
+def containers_twohead_forward(mod, state, x, layers):
+    """TwoHead with the grader's weights in its layers (`_load_layers`), run on x."""
     model = mod.TwoHead()
-    load = _load(model, state)
-    if not load["ok"] or load["error"]:
+    load = _load_layers(model, state, layers)
+    if load["missing"] or load["error"]:
         return {"load": load, "out": None, "out_type": None}
     with torch.no_grad():
         out = model(_t(x))
@@ -860,10 +1018,6 @@ def dropout_rng(mod, p, h, seed):
 
 def numpy_linear(mod, x, W, b):
     return _array(mod.linear(x, W, b))
-
-
-def numpy_delivery(mod, state, x):
-    return _array(mod.delivery_forward(dict(state), x))
 
 
 def numpy_delivery_cases(mod, cases):

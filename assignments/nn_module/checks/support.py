@@ -14,21 +14,12 @@ _TMP_PATH = re.compile(r"[^\s'\"]*ckpt_[\w.-]+(/[\w.-]+)*")  # the probes' tempo
 # The engine's probe calls, with this assignment's temporary folders kept out of feedback.
 _caller = ProbeCaller(scrub=(_TMP_PATH,))
 call = _caller.call
+call_once = _caller.call_once
 student_error = _caller.student_error
 raised_name = _caller.raised_name
 raised_error = _caller.raised_error
 require_raised = _caller.require_raised
 fail_if_not_implemented = _caller.fail_if_not_implemented
-
-
-def load_problem(load: dict, allowed: tuple[str, ...] = ()) -> str | None:
-    """Why the check's weights could not all be loaded into the student's model (None: all loaded)."""
-    if load["error"]:
-        return raised_name(load["error"])
-    unexpected = [k for k in load["unexpected"] if k not in allowed]
-    parts = [f"missing keys {load['missing']}"] if load["missing"] else []
-    parts += [f"unexpected keys {unexpected} (no registered layer holds them)"] if unexpected else []
-    return "; ".join(parts) or None
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -72,3 +63,27 @@ def toy_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def relu(a: np.ndarray) -> np.ndarray:
     return np.maximum(a, 0)
+
+
+def classification_losses(logits: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """The losses a training loop may compute from `logits` (N, C) against class ids `y`: cross-entropy
+    (the contract's), and what a slip in the loss gives (softmax first, the sum, NLL of raw scores,
+    squared error against one-hot targets). A check that only needs the loop to report its own losses
+    accepts any of them: which loss is right is the trajectory check's business."""
+    z = logits.astype(np.float64)
+    rows = np.arange(len(y))
+
+    def cross_entropy(a: np.ndarray) -> np.ndarray:
+        top = a.max(axis=1, keepdims=True)
+        return np.log(np.exp(a - top).sum(axis=1)) + top[:, 0] - a[rows, y]
+
+    soft = np.exp(z - z.max(axis=1, keepdims=True))
+    soft /= soft.sum(axis=1, keepdims=True)
+    onehot = np.eye(z.shape[1])[y]
+    per_row = {"cross_entropy": cross_entropy(z), "softmax_first": cross_entropy(soft),
+               "nll_raw": -z[rows, y], "nll_softmax": -soft[rows, y]}
+    found = {name: float(v.mean()) for name, v in per_row.items()}
+    found |= {f"{name}_sum": float(v.sum()) for name, v in per_row.items()}
+    found |= {"mse_logits": float(np.mean((z - onehot) ** 2)),
+              "mse_softmax": float(np.mean((soft - onehot) ** 2))}
+    return found

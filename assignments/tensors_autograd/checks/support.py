@@ -76,3 +76,26 @@ def line_data(n: int) -> tuple[np.ndarray, np.ndarray]:
 def short(values: Any, n: int = 5) -> str:
     vals = list(values)
     return "[" + ", ".join(f"{float(v):.6g}" for v in vals[:n]) + (", ...]" if len(vals) > n else "]")
+
+
+def number(obs: dict) -> float | None:
+    """The number a probe's scalar observation holds, whatever its type (a tensor, np.float64 ...):
+    checks that judge a value, not its type, read it with this (the type is one check's business)."""
+    if obs.get("value") is not None:
+        return float(obs["value"])
+    held = obs.get("as_float")
+    return None if held is None else float(held)
+
+
+def classification_losses(z: np.ndarray, y: np.ndarray) -> list[float]:
+    """The losses a loop may compute from logits `z` against class ids `y`: the contract's cross-entropy,
+    and what a slip in the loss gives (softmax first, the sum, NLL of raw scores, squared error against
+    one-hot targets). A check that needs the loop to report its own losses accepts any of them."""
+    rows = np.arange(len(y))
+    soft = np.exp(z - z.max(axis=1, keepdims=True))
+    soft = soft / soft.sum(axis=1, keepdims=True)
+    onehot = np.eye(z.shape[1])[y]
+    mean = [cross_entropy(z, y), cross_entropy(soft, y), float(np.mean(-z[rows, y])),
+            float(np.mean(-soft[rows, y]))]
+    return mean + [v * len(y) for v in mean] + [float(np.mean((z - onehot) ** 2)),
+                                                 float(np.mean((soft - onehot) ** 2))]

@@ -94,6 +94,9 @@ def _floats(values: Any) -> dict[str, Any]:
         elif isinstance(item, torch.Tensor) and item.numel() == 1:
             obs["graphs"] += int(item.grad_fn is not None)
             obs["values"].append(float(item.detach().reshape(()).item()))
+        elif type(item) in (np.float16, np.float32, np.float64) or (
+                type(item) is np.ndarray and item.size == 1 and item.dtype.kind == "f"):
+            obs["values"].append(float(np.asarray(item).reshape(())))
         else:
             obs["values"].append(None)
     return obs

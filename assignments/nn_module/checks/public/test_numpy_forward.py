@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import fail, points
+from autograder.checks import fail, note, points
 from autograder.compare import close, describe, require_array
 
 from ..support import call, raised_error, rng
@@ -71,30 +71,43 @@ def test_linear_lesson_example(worker, params):
                params.tol.float64)
 
 
+def scaled_head(state: dict[str, np.ndarray], factor: float) -> dict[str, np.ndarray]:
+    """The same state with the head's weight and bias times `factor` (> 0)."""
+    return {k: (v * v.dtype.type(factor) if k.startswith("head.") else v) for k, v in state.items()}
+
+
 @points(2)
-def test_forward_shape_and_dtype(worker, params):
+def test_forward_shape_and_dtype(worker, params, challenge):
     """delivery_forward returns an ndarray of shape (N,) (also N = 1) in the dtype of its inputs
 
-    The points rest on the values too: hidden weights and orders give a forward of these layers."""
+    The points rest on values, whatever the forward computes: with the head's weights scaled by a
+    factor only the grader knows, every output scales by that factor (the head is the last layer)."""
     nf = params.numpy_forward
+    factor = float(challenge.rng("factor").uniform(1.5, 3.0))
     cases, whats = [], []
     for dtype in (np.float64, np.float32):
         state = delivery_state(nf.state_seed + 1, dtype, params.delivery.layers)
-        for n in (4, 1):
-            cases.append([state, orders(nf.input_seed + n, n, dtype)])
+        for n in (4, 1, 16):
+            x = orders(nf.input_seed + n, n, dtype)
+            cases += [[state, x], [scaled_head(state, factor), x]]
             whats.append((f"delivery_forward(state, x) for {np.dtype(dtype).name} x of shape ({n}, 3)",
                           n, np.dtype(dtype).name))
     obs = call(worker, "numpy_delivery_cases", "delivery_forward(state, x)", FORWARD_HINT, cases=cases)
-    for (what, n, dtype), (state, x), got in zip(whats, cases, obs, strict=True):
-        raised_error(got["raised"], what, FORWARD_HINT)
-        out = require_array(got["out"], what, (n,), types=ARRAY, dtype=dtype, keys=FORWARD_KEYS)
-        # The points rest on the values too: the orders and weights come from hidden seeds. Any
-        # forward of these layers counts here (the missing standardization or a ReLU after the head
-        # is the values check's business).
+    for k, (what, n, dtype) in enumerate(whats):
+        plain, scaled = obs[2 * k], obs[2 * k + 1]
+        outs = []
+        for got in (plain, scaled):
+            raised_error(got["raised"], what, FORWARD_HINT)
+            outs.append(require_array(got["out"], what, (n,), types=ARRAY, dtype=dtype, keys=FORWARD_KEYS))
         tol = params.tol.float32 if dtype == "float32" else 1e-9
-        if not any(close(out, want, tol) for want in forward_variants(state, x).values()):
-            fail("numpy_forward.values", call=what, error=describe(out, forward_variants(state, x)["right"]),
-                 tol=f"{tol:g}")
+        out, out_scaled = (o.astype(np.float64) for o in outs)
+        if not close(out_scaled, factor * out, tol) or (n > 1 and not np.any(out)):
+            fail("numpy_forward.head_scaling", call=what, factor=f"{factor:.6g}",
+                 error=describe(out_scaled, factor * out))
+        want = forward_variants(*cases[2 * k])["right"]
+        if not close(out, want, tol):  # the values are matches_torch_float64's to charge, once
+            note("common.note_other_check", check="numpy_forward.matches_torch_float64",
+                 detail=f"{what} differs from DeliveryMLP's forward: {describe(out, want)}")
 
 
 def forward_variants(state: dict[str, np.ndarray], x: np.ndarray) -> dict[str, np.ndarray]:

@@ -7,34 +7,28 @@ import numpy as np
 from autograder.checks import fail, points
 from autograder.compare import close, fmt_shape
 
-from ..challenges import inputs, judge_output, linear_state, once_per_task, tinynet_outputs
-from ..support import call, toy_data
+from ..challenges import inputs, judge_layers, linear_state, once_per_task, pools, tinynet_outputs
+from ..support import call, classification_losses, toy_data
 
 SUPER_HINT = {"Module.__init__() call": "tinynet.super_init"}
 
 
 def structure(worker, sizes, challenge) -> dict:
-    """What TinyNet(i, h, o) registers, and the challenge (None: without): hidden weights loaded
-    through those names, the model run on a hidden batch."""
+    """What TinyNet(i, h, o) registers; with a challenge, the hidden run too (`drawn`: its inputs)."""
     i, h, o = sizes
+    what = f"TinyNet{tuple(sizes)}"
     if challenge is None:
-        return call(worker, "tinynet_structure", f"TinyNet{tuple(sizes)}", SUPER_HINT,
-                    in_features=i, hidden=h, out_features=o)
-    gen = challenge.shared("tinynet.structure").rng(*sizes)  # registration and weight_shapes share it
-    state = linear_state(gen, [("fc1", i, h), ("fc2", h, o)])
-    xs = [inputs(gen, 6, i)]
-    obs = once_per_task(worker, "tinynet_structure", f"TinyNet{tuple(sizes)}", SUPER_HINT,
-                        in_features=i, hidden=h, out_features=o, state=state, xs=xs)
-    obs["expected"] = [tinynet_outputs(state, x) for x in xs]
+        return call(worker, "tinynet_structure", what, SUPER_HINT, in_features=i, hidden=h, out_features=o)
+    drawn = pools(challenge.shared("tinynet.structure").rng(*sizes))  # registration, weight_shapes: one run
+    obs = once_per_task(worker, "tinynet_structure", what, SUPER_HINT, in_features=i, hidden=h,
+                        out_features=o, **drawn)
+    obs["drawn"] = drawn
     return obs
 
 
-def judge_challenge(obs: dict, sizes, params) -> None:
-    """The registered parameters are the ones forward uses: fc2(relu(fc1(x))) with the hidden weights."""
-    i, h, o = sizes
-    judge_output(obs["challenge"], obs["expected"], params.tol.float32, f"TinyNet{tuple(sizes)}(x)",
-                 f"fc2(relu(fc1(x))) with fc1 = nn.Linear({i}, {h}), fc2 = nn.Linear({h}, {o})",
-                 params.tinynet.names)
+def judge_run(obs: dict, sizes, params, need=("fc1", "fc2")) -> None:
+    """Each registered nn.Linear computes x @ W.T + b with the hidden values loaded into it."""
+    judge_layers(obs["run"], obs["drawn"], params.tol.float32, f"TinyNet{tuple(sizes)}", need)
 
 
 def expected_shapes(i: int, h: int, o: int) -> list[tuple[int, ...]]:
@@ -42,89 +36,147 @@ def expected_shapes(i: int, h: int, o: int) -> list[tuple[int, ...]]:
 
 
 def train_short(worker, params, challenge):
-    """train_tinynet on the grader's TinyNet for a few epochs (used by two checks), from hidden
-    initial weights: the first loss it returns must be the cross-entropy there (judge_first_loss)."""
+    """train_tinynet on the grader's TinyNet for a few epochs from hidden initial weights (one run that
+    losses_are_floats and calls_model share): what it returned and what the forward hook saw."""
     tp = params.tinynet
     X, y = toy_data(tp.toy_n, tp.toy_seed)
     sizes = tp.sizes
-    state = linear_state(challenge.rng(*sizes), [("fc1", sizes[0], sizes[1]), ("fc2", sizes[1], sizes[2])])
+    gen = challenge.shared("tinynet.short").rng(*sizes)
+    state = linear_state(gen, [("fc1", sizes[0], sizes[1]), ("fc2", sizes[1], sizes[2])])
     what = f"train_tinynet(model, X, y, {tp.short_epochs}, {tp.lr})"
-    obs = call(worker, "tinynet_train", what, sizes=list(sizes), state=state, X=X, y=y,
-               epochs=tp.short_epochs, lr=tp.lr)
-    logits = tinynet_outputs(state, X)["right"]
-    top = logits.max(axis=1, keepdims=True)
-    log_z = np.log(np.exp(logits - top).sum(axis=1)) + top[:, 0]
-    obs["first_loss"] = float(np.mean(log_z - logits[np.arange(len(y)), y]))
+    obs = once_per_task(worker, "tinynet_train", what, sizes=list(sizes), state=state, X=X, y=y,
+                        epochs=tp.short_epochs, lr=tp.lr)
+    obs["initial"] = tinynet_outputs(state, X)["right"]
     return obs, what
 
 
-def judge_first_loss(obs: dict, what: str, params) -> None:
-    """The losses are the model's: the first equals the cross-entropy at the hidden initial weights."""
-    first = obs["values"][0] if obs["values"] else None
-    if first is None or not close(np.array([first]), np.array([obs["first_loss"]]), params.tol.loss):
-        fail("tinynet.first_loss", call=what, got=first, want=f"{obs['first_loss']:.6f}")
+def train_defaults(worker, params, challenge):
+    """train_tinynet(model, X, y) with its default arguments on the grader's TinyNet from hidden initial
+    weights (one run that four checks share): what it returned, what the hook saw, the trained model."""
+    tp = params.tinynet
+    X, y = toy_data(tp.toy_n, tp.toy_seed)
+    sizes = tp.sizes
+    gen = challenge.shared("tinynet.defaults").rng(*sizes)
+    state = linear_state(gen, [("fc1", sizes[0], sizes[1]), ("fc2", sizes[1], sizes[2])], scale=1.0)
+    x_hidden = inputs(gen, 32, sizes[0])
+    what = f"train_tinynet({tp.label}, X, y)"
+    obs = once_per_task(worker, "tinynet_train", what, sizes=list(sizes), state=state, X=X, y=y,
+                        x_hidden=x_hidden)
+    obs.update(state=state, x_hidden=x_hidden)
+    return obs, f"{what} with the default epochs and lr"
+
+
+def judge_floats(obs: dict, what: str, epochs: int) -> None:
+    """A list of `epochs` plain Python floats."""
+    if obs["type"] != "list":
+        fail("tinynet.losses_type", call=what, got_type=obs["type"])
+    if obs["len"] != epochs:
+        fail("tinynet.loss_count", call=what, got=obs["len"], epochs=epochs)
+    bad = sorted({t for t in obs["types"] if t != "float"})
+    if bad:
+        fail("tinynet.loss_item", call=what, types=", ".join(bad))
+
+
+def epochs_run(obs: dict, epochs: int) -> int:
+    """How many epochs the loop says it ran: one loss each (the count is losses_are_floats' business),
+    or `epochs` when it returned no list."""
+    return obs["len"] if obs["len"] else epochs
+
+
+def judge_hooks(obs: dict, what: str, epochs: int) -> None:
+    """model(X) ran, through __call__, at least once for every epoch the loop ran."""
+    ran = epochs_run(obs, epochs)
+    if obs["hook_calls"] < max(1, ran):
+        fail("tinynet.forward_hook", call=what, calls=obs["hook_calls"], epochs=ran)
 
 
 @points(2)
 def test_registration(worker, params, challenge):
     """TinyNet is an nn.Module whose parameters are exactly fc1.weight, fc1.bias, fc2.weight, fc2.bias
 
-    The points rest on a run: hidden weights loaded through those names give fc2(relu(fc1(x)))."""
+    The points rest on a run: hidden values loaded through those names, fc1 and fc2 each compute
+    x @ W.T + b with them."""
     tp = params.tinynet
     obs = structure(worker, tp.sizes, challenge)
     if not obs["is_module"]:
         fail("tinynet.not_module", got_type=obs["model_type"])
-    if obs["names"] != list(tp.names):
+    if sorted(obs["names"]) != sorted(tp.names):  # in any order: fc2 may be assigned before fc1
         fail("tinynet.names", names=obs["names"] or "nothing", want=list(tp.names))
     bad = [f"{n}: {t}" for n, t in zip(obs["names"], obs["types"], strict=True) if t != "Parameter"]
     if bad:
         fail("tinynet.param_types", bad=", ".join(bad))
-    judge_challenge(obs, tp.sizes, params)
+    judge_run(obs, tp.sizes, params)
+
+
+def in_role_order(layers: list, prefixes) -> list:
+    """The model's nn.Linear layers ([name, weight shape, bias shape]) in the contract's order: by
+    name when they have the contract's names, otherwise in the order the model registers them."""
+    by_name = {layer[0]: layer for layer in layers}
+    if sorted(by_name) == sorted(prefixes):
+        return [by_name[p] for p in prefixes]
+    return layers
+
+
+def judge_linear_shapes(obs: dict, sizes) -> None:
+    """The model's two registered nn.Linear layers are (in, hidden) and (hidden, out)."""
+    i, h, o = sizes
+    layers = in_role_order(obs["linears"], ("fc1", "fc2"))
+    shown = ", ".join(f"{name} {fmt_shape(w)}" for name, w, _ in layers) or "none"
+    if len(layers) != 2:
+        fail("tinynet.linears", sizes=f"TinyNet{tuple(sizes)}", count=len(layers), layers=shown)
+    for (name, weight, bias), (want_w, want_b) in zip(layers, [((h, i), (h,)), ((o, h), (o,))], strict=True):
+        if tuple(weight) != want_w:
+            fail("tinynet.shape", name=f"{name}.weight", got_shape=fmt_shape(weight),
+                 want_shape=fmt_shape(want_w), sizes=f"TinyNet{tuple(sizes)}")
+        if bias is not None and tuple(bias) != want_b:
+            fail("tinynet.shape", name=f"{name}.bias", got_shape=fmt_shape(bias),
+                 want_shape=fmt_shape(want_b), sizes=f"TinyNet{tuple(sizes)}")
 
 
 @points(2)
 def test_weight_shapes(worker, params, challenge):
     """{p.tinynet.weights_title}: nn.Linear keeps (out, in)
 
-    The points rest on a run: hidden weights of those shapes, loaded by name, give fc2(relu(fc1(x)))."""
+    Judged on the model's two nn.Linear layers (by name, or else in the order it registers them).
+    The points rest on a run: hidden values of those shapes, loaded into them, give x @ W.T + b."""
     tp = params.tinynet
-    sizes = tp.sizes
-    obs = structure(worker, sizes, challenge)
-    want = expected_shapes(*sizes)
-    got = {n: tuple(s) for n, s in zip(obs["names"], obs["shapes"], strict=True)}
-    for name, shape in zip(tp.names, want, strict=True):
-        if name not in got:
-            fail("tinynet.names", names=obs["names"] or "nothing", want=list(tp.names))
-        if got[name] != shape:
-            fail("tinynet.shape", name=name, got_shape=fmt_shape(got[name]), want_shape=fmt_shape(shape),
-                 sizes=f"TinyNet{sizes}")
-    judge_challenge(obs, sizes, params)
+    obs = structure(worker, tp.sizes, challenge)
+    judge_linear_shapes(obs, tp.sizes)
+    judge_run(obs, tp.sizes, params, need=())
 
 
 @points(2)
 def test_losses_are_floats(worker, params, challenge):
     """train_tinynet returns a list with one plain Python float per epoch
 
-    The points rest on a value: from hidden initial weights, the first loss is the cross-entropy there."""
+    With epochs passed, and with the default epochs=100. The points rest on a value: from hidden
+    initial weights, the first loss is the model's loss there."""
     tp = params.tinynet
     obs, what = train_short(worker, params, challenge)
-    if obs["type"] != "list":
-        fail("tinynet.losses_type", call=what, got_type=obs["type"])
-    if obs["len"] != tp.short_epochs:
-        fail("tinynet.loss_count", call=what, got=obs["len"], epochs=tp.short_epochs)
-    bad = sorted({t for t in obs["types"] if t != "float"})
-    if bad:
-        fail("tinynet.loss_item", call=what, types=", ".join(bad))
-    judge_first_loss(obs, what, params)
+    judge_floats(obs, what, tp.short_epochs)
+    X, y = toy_data(tp.toy_n, tp.toy_seed)
+    wants = classification_losses(obs["initial"], y)
+    first = obs["values"][0] if obs["values"] else None
+    tol = params.tol.loss
+    if first is None or not any(close(np.array([first]), np.array([w]), tol) for w in wants.values()):
+        fail("tinynet.first_loss", call=what, got=first, want=f"{wants['cross_entropy']:.6f}")
+    obs, what = train_defaults(worker, params, challenge)
+    judge_floats(obs, what, tp.epochs)
 
 
 @points(1)
 def test_calls_model(worker, params, challenge):
     """train_tinynet runs the forward pass as model(X), so forward hooks fire every epoch
 
-    The points rest on a value: from hidden initial weights, the first loss is the cross-entropy there."""
+    With epochs passed, and with the defaults. The points rest on a value: the first forward pass,
+    from hidden initial weights, gives the model's output there."""
     tp = params.tinynet
     obs, what = train_short(worker, params, challenge)
-    if obs["hook_calls"] < tp.short_epochs:
-        fail("tinynet.forward_hook", call=what, calls=obs["hook_calls"], epochs=tp.short_epochs)
-    judge_first_loss(obs, what, params)
+    judge_hooks(obs, what, tp.short_epochs)
+    X, y = toy_data(tp.toy_n, tp.toy_seed)
+    want = classification_losses(obs["initial"], y)["cross_entropy"]
+    first = obs["hook_losses"][0] if obs["hook_losses"] else None
+    if first is None or not close(np.array([first]), np.array([want]), params.tol.loss):
+        fail("tinynet.first_forward", call=what, got=first, want=f"{want:.6f}")
+    obs, what = train_defaults(worker, params, challenge)
+    judge_hooks(obs, what, tp.epochs)

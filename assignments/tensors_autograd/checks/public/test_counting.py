@@ -5,14 +5,23 @@ from __future__ import annotations
 from autograder.checks import fail, points
 from autograder.probe_calls import call, scalar_type
 
+from ..support import number
 
-def check_count(worker, i: int, h: int, o: int, want: int) -> None:
+
+def _whole(obs: dict, what: str, types: bool) -> int:
+    """The count a probe reported: with `types`, it must be an int (the lesson checks' business); the
+    random checks judge the number, whatever type holds it."""
+    bad = scalar_type(obs, "int")
+    value = number(obs)
+    if (bad and types) or value is None or value != int(value):
+        fail("counting.not_int", call=what, got_type=bad)
+    return int(value)
+
+
+def check_count(worker, i: int, h: int, o: int, want: int, types: bool = False) -> None:
     what = f"tinynet_count({i}, {h}, {o})"
     obs = call(worker, "tinynet_count", what, in_features=i, hidden=h, out_features=o)
-    bad = scalar_type(obs, "int")
-    if bad:
-        fail("counting.not_int", call=what, got_type=bad)
-    got = obs["value"]
+    got = _whole(obs, what, types)
     if got == want:
         return
     if got == h * i + o * h:
@@ -22,13 +31,10 @@ def check_count(worker, i: int, h: int, o: int, want: int) -> None:
     fail("counting.count", call=what, got=got, want=want)
 
 
-def check_growth(worker, i: int, o: int, h0: int, h1: int, want: int) -> None:
+def check_growth(worker, i: int, o: int, h0: int, h1: int, want: int, types: bool = False) -> None:
     what = f"growth({i}, {o}, {h0}, {h1})"
     obs = call(worker, "growth", what, in_features=i, out_features=o, hidden_from=h0, hidden_to=h1)
-    bad = scalar_type(obs, "int")
-    if bad:
-        fail("counting.not_int", call=what, got_type=bad)
-    got = obs["value"]
+    got = _whole(obs, what, types)
     if got == want:
         return
     if got == -want and want < 0:
@@ -52,16 +58,16 @@ def hidden_sizes(gen, k: int, top: int) -> list[int]:
 def test_lesson_count(worker, params, challenge):
     """tinynet_count(3, 8, 2) == 50, the lesson's TinyNet (and a TinyNet of hidden sizes)"""
     (i, h, o), want = params.counting.lesson
-    check_count(worker, i, h, o, want)
+    check_count(worker, i, h, o, want, types=True)
     i, h, o = hidden_sizes(challenge.rng("sizes"), 3, params.counting.max_size)
-    check_count(worker, i, h, o, count(i, h, o))
+    check_count(worker, i, h, o, count(i, h, o), types=True)
 
 
 @points(2)
 def test_lesson_growth(worker, params, challenge):
     """growth(3, 2, 8, 32) == 144: hidden 8 -> 32 (the lesson's exercise 2), and growth of hidden sizes"""
     (i, o, h0, h1), want = params.counting.lesson_growth
-    check_growth(worker, i, o, h0, h1, want)
+    check_growth(worker, i, o, h0, h1, want, types=True)
     i, o, h0, h1 = hidden_sizes(challenge.rng("sizes"), 4, params.counting.max_size)
     h0, h1 = min(h0, h1), max(h0, h1) + 1  # growing, as in the exercise (shrinking: a hidden check)
-    check_growth(worker, i, o, h0, h1, count(i, h1, o) - count(i, h0, o))
+    check_growth(worker, i, o, h0, h1, count(i, h1, o) - count(i, h0, o), types=True)

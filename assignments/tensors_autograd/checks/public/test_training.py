@@ -7,12 +7,22 @@ import numpy as np
 from autograder.checks import fail, points
 from autograder.probe_calls import call, scalar_type
 
-from ..support import accuracy_range, cross_entropy, linear_state, logits, toy_data, varied_state
+from ..support import (
+    accuracy_range,
+    classification_losses,
+    linear_state,
+    logits,
+    number,
+    toy_data,
+    varied_state,
+)
 
 GRAPH_HINTS = {"element 0 of tensors does not require grad": "training.no_graph_in_loop"}
 
 
-def run_train(worker, params, epochs: int, lr: float, seed: int):
+def run_train(worker, params, epochs: int, lr: float, seed: int, types: bool = False):
+    """train's losses as float64 values, whatever types they come in; with `types`, the list, its
+    length and its float items are judged too (losses_are_floats' business, not the trajectory's)."""
     T = params.training
     X, y = toy_data(T.toy_n, T.toy_seed)
     what = f"train(model, X, y, {epochs}, {lr})"
@@ -21,29 +31,29 @@ def run_train(worker, params, epochs: int, lr: float, seed: int):
                X=X, y=y, epochs=epochs, lr=lr)
     if obs["len"] is None:
         fail("training.losses_type", call=what, got_type=obs["type"])
-    if obs["len"] != epochs:
+    if types and obs["len"] != epochs:
         fail("training.loss_count", call=what, got=obs["len"], epochs=epochs)
     bad = sorted({t for t in obs["types"] if t != "float"})
-    if bad:
+    if bad and (types or any(v is None for v in obs["values"])):
         fail("training.loss_item", call=what, types=", ".join(bad), graphs=obs["graphs"])
-    check_first_loss(obs["values"], state, X, y, what, params.tol.loss)
+    if types:
+        check_first_loss(obs["values"], state, X, y, what, params.tol.loss)
     return np.array(obs["values"], dtype=np.float64), what
 
 
 def check_first_loss(values: list, state, X, y, what: str, tol: float) -> None:
-    """The losses are the model's: the first is the cross-entropy at the (hidden) initial weights, which
-    every loop gives before its first step (a softmax before the loss is the trajectory check's to charge)."""
-    z = logits(state, X)
-    soft = np.exp(z - z.max(axis=1, keepdims=True))
-    wants = [cross_entropy(z, y), cross_entropy(soft / soft.sum(axis=1, keepdims=True), y)]
+    """The losses are the model's: the first is its loss at the (hidden) initial weights, which every
+    loop gives before its first step (which loss, cross-entropy or a slip, is the trajectory's business)."""
+    wants = classification_losses(logits(state, X), y)
     first = values[0] if values else None
     if first is None or not any(abs(first - want) <= tol * max(1.0, want) for want in wants):
         fail("training.first_loss", call=what, got=first, want=f"{wants[0]:.6f}")
 
 
-def run_accuracy(worker, params, seed: int, p_drop: float = 0.0, calls: int = 1):
+def run_accuracy(worker, params, seed: int, p_drop: float = 0.0, calls: int = 1, types: bool = False):
     """accuracy on the grader's model of hidden weights (`seed`); the eval accuracy those weights give,
-    computed here (the range that float32 rounding of near-ties allows), is what it must return."""
+    computed here (the range that float32 rounding of near-ties allows), is what it must return. The
+    values are read whatever their type; with `types`, a float is required (accuracy_value's business)."""
     T = params.training
     X, y = toy_data(T.toy_n, T.toy_seed)
     what = "accuracy(model, X, y)" + (f" on a model with Dropout({p_drop:g}) in train mode" if p_drop else "")
@@ -52,7 +62,8 @@ def run_accuracy(worker, params, seed: int, p_drop: float = 0.0, calls: int = 1)
                p_drop=p_drop, calls=calls)
     for r in obs["results"]:
         bad = scalar_type(r)
-        if bad:
+        r["value"] = number(r)
+        if (bad and types) or r["value"] is None:
             fail("training.accuracy_not_float", call=what, got_type=bad)
     return obs, accuracy_range(state, X, y), what
 
@@ -65,8 +76,8 @@ def show_want(want: tuple[float, float]) -> str:
     return f"{want[0]:.6g}" if want[0] == want[1] else f"{want[0]:.6g} to {want[1]:.6g}"
 
 
-def check_accuracy(worker, params, seed: int) -> dict:
-    obs, want, what = run_accuracy(worker, params, seed)
+def check_accuracy(worker, params, seed: int, types: bool = False) -> dict:
+    obs, want, what = run_accuracy(worker, params, seed, types=types)
     got = obs["results"][0]["value"]
     if not accuracy_ok(got, want, params.tol.accuracy):
         fail("training.accuracy_value", call=what, got=f"{got:.6g}", want=show_want(want))
@@ -78,7 +89,7 @@ def test_losses_are_floats(worker, params):
     """train(model, X, y, 4, 0.05) returns a list of 4 plain Python floats (loss.item())
 
     From hidden initial weights: the first float must be the cross-entropy there."""
-    run_train(worker, params, params.training.short_epochs, 0.05, params.training.init_seed)
+    run_train(worker, params, params.training.short_epochs, 0.05, params.training.init_seed, types=True)
 
 
 @points(3)
@@ -86,12 +97,16 @@ def test_accuracy_value(worker, params):
     """accuracy(model, X, y) is the float fraction of rows where model(X).argmax(1) == y
 
     Of a model of hidden weights, whose accuracy is computed here."""
-    check_accuracy(worker, params, params.training.accuracy_seeds[0])
+    check_accuracy(worker, params, params.training.accuracy_seeds[0], types=True)
 
 
-def tuned_items(worker, params) -> tuple[int, int, float]:
-    """TUNED's hidden, epochs and lr, after its form is checked."""
+def tuned_items(worker, params, max_epochs: int | None = None) -> tuple[int, int, float]:
+    """TUNED's hidden, epochs and lr, after its form is checked (epochs up to `max_epochs`, by default
+    the exercise's limit, which is tuned_form's business, like the exact types: tuned trains with any
+    whole numbers it can afford)."""
     T = params.training
+    form = max_epochs is None
+    max_epochs = max_epochs or T.tuned_max_epochs
     obs = call(worker, "tuned", "TUNED")
     if obs["items"] is None:
         fail("training.tuned_type", got_type=obs["type"])
@@ -101,11 +116,15 @@ def tuned_items(worker, params) -> tuple[int, int, float]:
         fail("training.tuned_keys", missing=", ".join(missing), got=", ".join(items) or "no keys")
     kinds = {"hidden": ("int",), "epochs": ("int",), "lr": ("float", "int")}
     for key, allowed in kinds.items():
-        if items[key]["type"] not in allowed:
-            fail("training.tuned_value_type", key=key, got_type=items[key]["type"], want=" or ".join(allowed))
+        value = items[key]["value"]
+        whole = key == "lr" or (value is not None and float(value).is_integer())
+        if items[key]["type"] not in allowed and (form or value is None or not whole):
+            fail("training.tuned_value_type", name=key, got_type=items[key]["type"],
+                 want=" or ".join(allowed))
     hidden, epochs, lr = (items[k]["value"] for k in ("hidden", "epochs", "lr"))
-    if not 1 <= hidden <= 512 or not 1 <= epochs <= T.tuned_max_epochs or not 0 < lr <= 10:
-        fail("training.tuned_range", hidden=hidden, epochs=epochs, lr=lr, max_epochs=T.tuned_max_epochs)
+    hidden, epochs = int(hidden), int(epochs)
+    if not 1 <= hidden <= 512 or not 1 <= epochs <= max_epochs or not 0 < lr <= 10:
+        fail("training.tuned_range", hidden=hidden, epochs=epochs, lr=lr, max_epochs=max_epochs)
     return hidden, epochs, float(lr)
 
 
@@ -117,9 +136,9 @@ def test_tuned_form(worker, params):
 
 @points(2)
 def test_accuracy_no_graph(worker, params):
-    """accuracy builds no autograd graph (torch.no_grad()) and returns a float
+    """accuracy builds no autograd graph (torch.no_grad())
 
-    The float must be the accuracy of the model's hidden weights (roughly: within one row)."""
+    The value must be the accuracy of the model's hidden weights (roughly: within one row)."""
     obs, want, what = run_accuracy(worker, params, params.training.accuracy_seeds[1])
     if obs["results"][0]["graph_nodes"]:
         fail("training.accuracy_graph", call=what, nodes=obs["results"][0]["graph_nodes"])

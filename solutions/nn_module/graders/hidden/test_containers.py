@@ -10,8 +10,8 @@ import numpy as np
 from autograder.checks import fail, points
 from autograder.compare import close, describe, fmt_shape, require_array
 
-from ..support import call, load_problem, mlp_state, relu, rng
-from . import _ref
+from ..challenges import fixedmlp_layers, judge_loaded, mlp_outputs, twohead_layers, twohead_outputs
+from ..support import call, mlp_state, rng
 
 
 @functools.lru_cache(maxsize=8)
@@ -23,54 +23,29 @@ def _fixed_case(P, k: int) -> tuple[tuple[int, ...], dict[str, np.ndarray], np.n
     return sizes, state, x
 
 
-def _torch_state(state: dict[str, np.ndarray]):
-    import torch
-
-    return {k: torch.from_numpy(v.copy()) for k, v in state.items()}
-
-
-@functools.lru_cache(maxsize=8)
-def reference_fixed(params, k: int) -> np.ndarray:
-    import torch
-
-    sizes, state, x = _fixed_case(params.containers, k)
-    model = _ref.module("containers", params).FixedMLP(list(sizes))
-    model.load_state_dict(_torch_state(state))
-    with torch.no_grad():
-        return model(torch.from_numpy(x)).numpy().astype(np.float64)
-
-
-def _relu_after_last(P, k: int) -> np.ndarray:
-    sizes, state, x = _fixed_case(P, k)
-    h = x.astype(np.float64)
-    for i in range(len(sizes) - 1):
-        h = relu(h @ state[f"layers.{i}.weight"].T.astype(np.float64) + state[f"layers.{i}.bias"])
-    return h
-
-
-def _load_or_fail(P, obs, model: str) -> None:
-    detail = load_problem(obs["load"])
-    if detail:
-        fail("containers.forward_load", model=model, detail=detail, head_keys=P.head_keys_text)
-
-
 @points(3)
 def test_fixedmlp_matches_reference(worker, params):
-    """With the same weights, FixedMLP equals the reference (ReLU between layers, none after the last)"""
+    """With the same weights, FixedMLP equals the reference (ReLU between layers, none after the last)
+
+    The weights go into layers.i (or, when the layers are kept otherwise, into the nn.Linear layers
+    of those shapes), and forward is compared with the contract's on what those layers hold."""
     P = params.containers
     tol = params.tol.float32
     for k in range(len(P.forward_sizes)):
         sizes, state, x = _fixed_case(P, k)
         what = f"FixedMLP({list(sizes)})(x)"
-        obs = call(worker, "containers_fixedmlp_forward", what, sizes=list(sizes), state=state, x=x)
-        _load_or_fail(P, obs, f"FixedMLP({list(sizes)})")
+        layers = fixedmlp_layers(sizes)
+        obs = call(worker, "containers_fixedmlp_forward", what, sizes=list(sizes), state=state, x=x,
+                   layers=[list(layer) for layer in layers])
+        held = judge_loaded(obs["load"], state, "containers.forward_load", model=f"FixedMLP({list(sizes)})",
+                            head_keys=P.head_keys_text)
         got = require_array(obs["out"], what, (P.batch, sizes[-1]))
-        want = reference_fixed(params, k)
-        if close(got, want, tol):
+        want = mlp_outputs(held, [p for p, _, _ in layers], x)
+        if close(got, want["right"], tol):
             continue
-        if close(got, _relu_after_last(P, k), tol):
+        if len(layers) > 1 and close(got, want["relu_after_last"], tol):
             fail("containers.relu_after_last", call=what)
-        fail("containers.forward_values", call=what, error=describe(got, want))
+        fail("containers.forward_values", call=what, error=describe(got, want["right"]))
 
 
 @functools.lru_cache(maxsize=8)
@@ -83,28 +58,21 @@ def _twohead_case(P) -> tuple[dict[str, np.ndarray], np.ndarray]:
     return state, x
 
 
-@functools.lru_cache(maxsize=8)
-def reference_twohead(params) -> dict[str, np.ndarray]:
-    import torch
-
-    state, x = _twohead_case(params.containers)
-    model = _ref.module("containers", params).TwoHead()
-    model.load_state_dict(_torch_state(state))
-    with torch.no_grad():
-        out = model(torch.from_numpy(x))
-    return {k: v.numpy().astype(np.float64) for k, v in out.items()}
-
-
 @points(2)
 def test_twohead_matches_reference(worker, params):
-    """With the same weights, TwoHead's {p.containers.head_names_text} outputs equal the reference's"""
+    """With the same weights, TwoHead's {p.containers.head_names_text} outputs equal the reference's
+
+    forward returns a dict of the heads' outputs, {p.containers.outputs_text}, each head on body(x)."""
     P = params.containers
     state, x = _twohead_case(P)
-    obs = call(worker, "containers_twohead_forward", "TwoHead()(x)", state=state, x=x)
-    _load_or_fail(P, obs, "TwoHead()")
+    layers = twohead_layers(P.in_features, P.body, P.heads)
+    obs = call(worker, "containers_twohead_forward", "TwoHead()(x)", state=state, x=x,
+               layers=[list(layer) for layer in layers])
+    held = judge_loaded(obs["load"], state, "containers.forward_load", model="TwoHead()",
+                        head_keys=P.head_keys_text)
     if obs["out"] is None:
         fail("containers.twohead_out_type", got_type=obs["out_type"], outputs=P.outputs_text)
-    want = reference_twohead(params)
+    want = twohead_outputs(held, P.heads, x)
     for name, width in zip(P.head_names, P.head_widths, strict=True):
         if name not in obs["out"]:
             fail("containers.twohead_out_keys", keys=sorted(obs["out"]), want=sorted(P.head_names))

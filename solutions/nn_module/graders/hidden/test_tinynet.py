@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -11,10 +9,10 @@ from hypothesis import strategies as st
 from autograder.checks import fail, points
 from autograder.compare import close, describe, fmt_shape, require_array
 
-from ..challenges import inputs, judge_output, tinynet_outputs
+from ..challenges import judge_loaded, judge_output, tinynet_outputs
 from ..params import default
-from ..public.test_tinynet import judge_challenge, structure
-from ..support import call, load_problem, mlp_state, rng, toy_data
+from ..public.test_tinynet import epochs_run, judge_run, structure, train_defaults
+from ..support import call, mlp_state, rng, toy_data
 from . import _ref
 
 SUPER_HINT = {"Module.__init__() call": "tinynet.super_init"}
@@ -32,33 +30,38 @@ def _state(seed: int, i: int, h: int, o: int) -> dict[str, np.ndarray]:
 def test_random_sizes(worker, params, challenge, i, h, o):
     """For random sizes, TinyNet(i, h, o) has fc1.weight (h, i), fc2.weight (o, h) and the right count
 
-    The points rest on a run: hidden weights of those sizes, loaded by name, give fc2(relu(fc1(x)))."""
+    The points rest on a run: hidden values loaded by name, fc1 and fc2 each compute x @ W.T + b."""
     # The explicit example carries the challenge (hypothesis runs it first, every time): one run
-    # with hidden weights is what a forged structure cannot answer; each costs a forward pass.
+    # with hidden values is what a forged structure cannot answer; each costs two small layer runs.
     obs = structure(worker, (i, h, o), challenge if (i, h, o) == EXPLICIT else None)
     names = list(params.tinynet.names)
     if not obs["is_module"]:
         fail("tinynet.not_module", got_type=obs["model_type"])
-    if obs["names"] != names:
+    if sorted(obs["names"]) != sorted(names):  # in any order
         fail("tinynet.names", names=obs["names"] or "nothing", want=names)
     bad = [f"{n}: {t}" for n, t in zip(obs["names"], obs["types"], strict=True) if t != "Parameter"]
     if bad:
         fail("tinynet.param_types", bad=", ".join(bad))
     want = [(h, i), (h,), (o, h), (o,)]
-    for name, got, shape in zip(names, obs["shapes"], want, strict=True):
+    shapes = dict(zip(obs["names"], obs["shapes"], strict=True))
+    for name, shape in zip(names, want, strict=True):
+        got = shapes[name]
         if tuple(got) != shape:
             fail("tinynet.shape", name=name, got_shape=fmt_shape(got), want_shape=fmt_shape(shape),
                  sizes=f"TinyNet({i}, {h}, {o})")
     count = h * i + h + o * h + o
     if obs["count"] != count:
         fail("tinynet.count", sizes=f"TinyNet({i}, {h}, {o})", got=obs["count"], want=count)
-    if obs["challenge"] is not None:
-        judge_challenge(obs, (i, h, o), params)
+    if obs.get("run") is not None:
+        judge_run(obs, (i, h, o), params)
 
 
 @points(2)
 def test_forward_formula(worker, params):
-    """With given weights, TinyNet's forward equals fc2(relu(fc1(x))) within float32 tolerance, also N = 1"""
+    """With given weights, TinyNet's forward equals fc2(relu(fc1(x))) within float32 tolerance, also N = 1
+
+    The weights go into fc1 and fc2 (or, when the layers have other names, into the two nn.Linear
+    layers of those shapes), and forward is compared with the formula on what those layers hold."""
     P = params.tinynet
     tol = params.tol.float32
     for k, sizes in enumerate(P.forward_sizes):
@@ -67,13 +70,11 @@ def test_forward_formula(worker, params):
         xs = [x, x[:1]]  # a batch, and N = 1
         obs = call(worker, "tinynet_forward", f"TinyNet{tuple(sizes)}(x)", SUPER_HINT, sizes=list(sizes),
                    state=state, xs=xs)
-        detail = load_problem(obs["load"])
-        if detail:
-            fail("tinynet.forward_load", sizes=f"TinyNet{tuple(sizes)}", detail=detail)
+        held = judge_loaded(obs["load"], state, "tinynet.forward_load", sizes=f"TinyNet{tuple(sizes)}")
         for x_n, out in zip(xs, obs["outs"], strict=True):
             what = f"TinyNet{tuple(sizes)}(x) for x of shape {fmt_shape(x_n.shape)}"
             got = require_array(out, what, (len(x_n), sizes[2]))
-            want = tinynet_outputs(state, x_n)  # the formula and the slips forward_formula names
+            want = tinynet_outputs(held, x_n)  # the formula and the slips forward_formula names
             if close(got, want["right"], tol):
                 continue
             for variant in ("no_relu", "relu_after"):
@@ -82,18 +83,26 @@ def test_forward_formula(worker, params):
             fail("tinynet.forward_values", call=what, error=describe(got, want["right"]))
 
 
-@functools.lru_cache(maxsize=8)
-def reference_losses(params, epochs: int, lr: float, seed: int,
+_TRAJECTORIES: dict[tuple, tuple[float, ...]] = {}
+
+
+def reference_losses(params, epochs: int, lr: float, state: dict[str, np.ndarray],
                      variant: str = "reference") -> tuple[float, ...]:
     """The lesson's trajectory from the same weights and data (or a diagnosed wrong loop)."""
     import torch
 
     P = params.tinynet
-    X, y = toy_data(P.toy_n, P.toy_seed)
-    state = _state(seed, *P.sizes)
-    model = _ref.module("tinynet", params).TinyNet(*P.sizes)
-    model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in state.items()})
-    return train_as_lesson(model, torch.from_numpy(X.copy()), torch.from_numpy(y.copy()), epochs, lr, variant)
+    key = (P.sizes, P.toy_n, P.toy_seed, epochs, lr, variant,
+           tuple((k, v.tobytes()) for k, v in sorted(state.items())))
+    if key not in _TRAJECTORIES:
+        if len(_TRAJECTORIES) > 32:
+            _TRAJECTORIES.clear()
+        X, y = toy_data(P.toy_n, P.toy_seed)
+        model = _ref.module("tinynet", params).TinyNet(*P.sizes)
+        model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in state.items()})
+        _TRAJECTORIES[key] = train_as_lesson(model, torch.from_numpy(X.copy()), torch.from_numpy(y.copy()),
+                                             epochs, lr, variant)
+    return _TRAJECTORIES[key]
 
 
 def train_as_lesson(model, X, y, epochs: int, lr: float, variant: str = "reference") -> tuple[float, ...]:
@@ -126,53 +135,58 @@ def train_as_lesson(model, X, y, epochs: int, lr: float, variant: str = "referen
     return tuple(losses)
 
 
-@points(2)
-def test_trajectory(worker, params):
-    """From the same weights and data, train_tinynet's losses equal the reference's (Adam, zero_grad)
+def trajectory_seen(obs: dict, epochs: int) -> np.ndarray:
+    """The losses a training run went through: what the forward hook saw on each new set of weights
+    (so the values do not depend on what train_tinynet returns), or, when model(X) never ran through
+    __call__ (the calls_model check's business), the values it returned. As many as the epochs it
+    ran (at most `epochs`): a loop that ran fewer epochs is the losses_are_floats check's business."""
+    values = obs["hook_losses"] if obs["hook_calls"] else [v for v in obs["values"] if v is not None]
+    return np.array(values[:min(epochs, epochs_run(obs, epochs))], dtype=np.float64)
 
-    Both paths of the signature: epochs and lr passed, and the defaults (epochs=100, lr=0.05)."""
-    P = params.tinynet
-    epochs, lr, tol = P.trajectory_epochs, P.trajectory_lr, params.tol.loss
-    X, y = toy_data(P.toy_n, P.toy_seed)
-    sizes = list(P.sizes)
-    state = _state(P.init_seed, *sizes)
-    what = f"train_tinynet(model, X, y, {epochs}, {lr})"
-    obs = call(worker, "tinynet_train", what, sizes=sizes, state=state, X=X, y=y, epochs=epochs, lr=lr)
-    if obs["len"] != epochs:
-        fail("tinynet.loss_count", call=what, got=obs["len"], epochs=epochs)
-    if any(v is None for v in obs["values"]):
-        fail("tinynet.loss_item", call=what, types=", ".join(sorted(set(obs["types"]))))
-    got = np.array(obs["values"], dtype=np.float64)
-    want = np.array(reference_losses(params, epochs, lr, P.init_seed))
-    if close(got, want, tol):
-        judge_default_lr(worker, params)
+
+def judge_trajectory(got: np.ndarray, ran: int, params, state, epochs: int, lr: float, what: str,
+                     default: bool = False) -> None:
+    """`got` (at least `ran` values) follows the reference trajectory from `state`; slips named."""
+    tol = params.tol.loss
+    want = np.array(reference_losses(params, epochs, lr, state))[:max(ran, 1)]
+    if len(got) == len(want) and close(got, want, tol):
         return
+    if default:
+        bad = np.abs(got - want[:len(got)]) > tol * np.maximum(1, np.abs(want[:len(got)]))
+        differ = int(np.argmax(bad)) if bad.any() else len(got)
+        fail("tinynet.default_trajectory", call=what, epoch=differ, got=_first(got), want=_first(want),
+             lr=lr)
     for variant in ("no_zero_grad", "sgd"):
-        if close(got, np.array(reference_losses(params, epochs, lr, P.init_seed, variant)), tol):
+        other = np.array(reference_losses(params, epochs, lr, state, variant))[:len(want)]
+        if len(got) == len(other) and close(got, other, tol):
             fail(f"tinynet.trajectory_{variant}", call=what, got=_first(got), want=_first(want))
+    if len(got) < len(want):
+        fail("tinynet.weights_unchanged", call=what, changes=max(len(got) - 1, 0), epochs=len(want))
     differ = int(np.argmax(np.abs(got - want) > tol * np.maximum(1, np.abs(want))))
     fail("tinynet.trajectory", call=what, epoch=differ, got=_first(got), want=_first(want),
          error=describe(got, want))
 
 
-def judge_default_lr(worker, params) -> None:
-    """train_tinynet(model, X, y) without epochs and lr: its first epochs follow the reference
-    trajectory with lr = P.lr, the signature's default (the probe stops the loop after them)."""
+@points(2)
+def test_trajectory(worker, params, challenge):
+    """From the same weights and data, train_tinynet's losses equal the reference's (Adam, zero_grad)
+
+    Both paths of the signature: epochs and lr passed, and the defaults (epochs=100, lr=0.05). The
+    losses are those of the model's successive forward passes (a forward hook records them), so what
+    train_tinynet returns, and how many epochs it runs, are other checks' business."""
     P = params.tinynet
+    epochs, lr = P.trajectory_epochs, P.trajectory_lr
     X, y = toy_data(P.toy_n, P.toy_seed)
-    what = "train_tinynet(model, X, y) with the default epochs and lr"
+    sizes = list(P.sizes)
+    state = _state(P.init_seed, *sizes)
+    what = f"train_tinynet(model, X, y, {epochs}, {lr})"
+    obs = call(worker, "tinynet_train", what, sizes=sizes, state=state, X=X, y=y, epochs=epochs, lr=lr)
+    judge_trajectory(trajectory_seen(obs, epochs), min(epochs, epochs_run(obs, epochs)), params, state,
+                     epochs, lr, what)
+    obs, what = train_defaults(worker, params, challenge)
     k = P.default_lr_epochs
-    obs = call(worker, "tinynet_default_lr", what, sizes=list(P.sizes), state=_state(P.init_seed, *P.sizes),
-               X=X, y=y, epochs=k)
-    got = np.array(obs["losses"], dtype=np.float64)
-    if not len(got):  # the losses are read in a forward hook: model(X) never ran through __call__
-        fail("tinynet.forward_hook", call=what, calls=0, epochs=P.epochs)
-    want = np.array(reference_losses(params, k, P.lr, P.init_seed))
-    if len(got) != k or not close(got, want, params.tol.loss):
-        bad = np.abs(got - want[:len(got)]) > params.tol.loss * np.maximum(1, np.abs(want[:len(got)]))
-        differ = int(np.argmax(bad)) if bad.any() else len(got)
-        fail("tinynet.default_trajectory", call=what, epoch=differ, got=_first(got), want=_first(want),
-             lr=P.lr)
+    judge_trajectory(trajectory_seen(obs, P.epochs)[:k], min(k, epochs_run(obs, P.epochs)), params,
+                     obs["state"], k, P.lr, what, default=True)
 
 
 def _first(values: np.ndarray, n: int = 5) -> str:
@@ -183,32 +197,21 @@ def _first(values: np.ndarray, n: int = 5) -> str:
 def test_accuracy(worker, params, challenge):
     """{p.tinynet.label} trained with train_tinynet's defaults reaches accuracy >= 0.9 on make_toy()
 
-    On this default-arguments path the losses are plain floats too, and model(X) runs every epoch.
+    The grader's own TinyNet, from hidden initial weights, so that TinyNet's checks judge TinyNet.
     The points rest on the trained model: its outputs, on make_toy() and on inputs only the grader
     knows, are what its own trained weights give."""
     P = params.tinynet
     X, y = toy_data(P.toy_n, P.toy_seed)
-    sizes = list(P.sizes)
-    what = f"train_tinynet({P.label}, X, y)"
-    x_hidden = inputs(challenge.rng(*sizes), 32, sizes[0])
-    obs = call(worker, "tinynet_accuracy", what, SUPER_HINT, sizes=sizes, X=X, y=y, seed=P.accuracy_seed,
-               x_hidden=x_hidden)
-    if obs["len"] != P.epochs:
-        fail("tinynet.default_epochs", call=what, got=obs["len"], epochs=P.epochs)
-    what = f"{what} with the default epochs and lr"
-    bad = [t for t in obs["types"] if t != "float"]
-    if obs["losses_type"] != "list" or bad:
-        fail("tinynet.loss_item", call=what, types=", ".join(bad or [obs["losses_type"]]))
-    if obs["hook_calls"] < P.epochs:
-        fail("tinynet.forward_hook", call=what, calls=obs["hook_calls"], epochs=P.epochs)
+    obs, what = train_defaults(worker, params, challenge)
     logits = require_array(obs["logits"], "model(X) after training", (P.toy_n, P.out_features))
     accuracy = float(np.mean(np.argmax(logits, axis=1) == y))
     if accuracy < P.accuracy:
         fail("tinynet.accuracy", accuracy=f"{accuracy:.2f}", want=f"{P.accuracy:.2f}", model=P.label)
     weights = {k: v["values"] for k, v in obs["weights"].items() if v.get("values") is not None}
-    run = {"load": {"error": None, "missing": [k for k in P.names if k not in weights], "unexpected": []},
-           "raised": None, "outs": [obs["logits"], obs["hidden_logits"]]}
-    complete = not run["load"]["missing"]
-    wants = [tinynet_outputs(weights, X), tinynet_outputs(weights, x_hidden)] if complete else []
+    run = {"raised": None, "outs": [obs["logits"], obs["hidden_logits"]]}
+    if any(k not in weights for k in P.names):
+        fail("tinynet.trained_outputs", call=f"the trained {P.label}(x)", error="no trained weights",
+             model="fc2(relu(fc1(x))) with its trained weights")
+    wants = [tinynet_outputs(weights, X), tinynet_outputs(weights, obs["x_hidden"])]
     judge_output(run, wants, params.tol.float32, f"the trained {P.label}(x)",
-                 "fc2(relu(fc1(x))) with its trained weights", P.names, key="tinynet.trained_outputs")
+                 "fc2(relu(fc1(x))) with its trained weights", key="tinynet.trained_outputs")

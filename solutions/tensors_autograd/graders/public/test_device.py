@@ -6,7 +6,7 @@ import numpy as np
 
 from autograder.checks import fail, points
 from autograder.compare import fmt_shape
-from autograder.probe_calls import call
+from autograder.probe_calls import call, call_once
 
 
 def pattern(gen: np.random.Generator) -> list[bool]:
@@ -53,12 +53,12 @@ def _show(shapes: dict[str, list[int]]) -> str:
     return ", ".join(f"{k} {fmt_shape(v)}" for k, v in shapes.items()) or "none"
 
 
-def check_to_device(worker, sizes: list[int], X: np.ndarray, y: np.ndarray, as_object: bool = False) -> dict:
-    """Everything on meta; the model the one given (its hidden sizes), X and y of their shapes."""
+def to_device(worker, sizes: list[int], X: np.ndarray, y: np.ndarray, as_object: bool = False):
+    """to_device's triple: the model the one given (its hidden sizes), X and y tensors."""
     device = 'torch.device("meta")' if as_object else '"meta"'
     what = f"to_device(model, X, y, {device})"
-    obs = call(worker, "to_device", what, {"meta": "device.meta_error"}, X=X, y=y, sizes=sizes,
-               as_object=as_object)
+    obs = call_once(worker, "to_device", what, {"meta": "device.meta_error"}, X=X, y=y, sizes=sizes,
+                    as_object=as_object)
     if obs["len"] != 3:
         fail("device.triple", call=what, got_type=obs["type"], got_len=obs["len"])
     if "params" not in obs:
@@ -66,6 +66,22 @@ def check_to_device(worker, sizes: list[int], X: np.ndarray, y: np.ndarray, as_o
     want = model_shapes(sizes)
     if obs["param_shapes"] != want:
         fail("device.param_shapes", call=what, got=_show(obs["param_shapes"]), want=_show(want))
+    for name in ("X", "y"):
+        if obs[name]["type"] != "Tensor":
+            fail("device.tensor_type", call=what, name=name, got_type=obs[name]["type"])
+    return obs, what
+
+
+def device_runs(challenge) -> list[tuple[list[int], np.ndarray, np.ndarray, bool]]:
+    """The two runs of to_device that to_meta and dtypes_shapes_kept share: hidden sizes and data, a
+    float32 X with the string "meta", a float64 X with torch.device("meta")."""
+    gen = challenge.shared("device.runs").rng()
+    return [(*data(gen, dtype), as_object) for dtype, as_object in ((np.float32, False), (np.float64, True))]
+
+
+def check_to_device(worker, sizes: list[int], X: np.ndarray, y: np.ndarray, as_object: bool = False) -> dict:
+    """Everything on meta; with a float32 X, model(X) runs there too; X and y of their shapes."""
+    obs, what = to_device(worker, sizes, X, y, as_object)
     for kind in ("params", "buffers"):
         off = [f"{n} on {d}" for n, d in obs[kind].items() if d != "meta"]
         if off:
@@ -80,6 +96,15 @@ def check_to_device(worker, sizes: list[int], X: np.ndarray, y: np.ndarray, as_o
         if tuple(obs[name]["shape"]) != arr.shape:
             fail("device.shape", call=what, name=name, got_shape=fmt_shape(obs[name]["shape"]),
                  want_shape=fmt_shape(arr.shape))
+    run = obs["model_call"]
+    if X.dtype != np.float32:  # the grader's model is float32: model(X) needs X's dtype to match
+        return obs
+    if run is None or "error" in run:
+        err = run["error"] if run else {"type": "?", "message": "no model or X returned"}
+        fail("device.model_call", call=what, type=err["type"], message=err["message"][:200])
+    if run["shape"] != [X.shape[0], sizes[2]]:
+        fail("device.shape", call=what + " then model(X)", name="model(X)",
+             got_shape=fmt_shape(run["shape"]), want_shape=fmt_shape((X.shape[0], sizes[2])))
     return obs
 
 
@@ -99,5 +124,7 @@ def test_pick_cuda(worker, params, challenge):
 def test_to_meta(worker, params, challenge):
     """to_device(model, X, y, "meta") puts every parameter, buffer, X and y on the meta device
 
-    The model's sizes and X's rows are hidden: the shapes that come back must be theirs."""
-    check_to_device(worker, *data(challenge.rng("data")))
+    Also with torch.device("meta"); model(X) runs there. The model's sizes and X's rows are hidden:
+    the shapes that come back must be theirs."""
+    for sizes, X, y, as_object in device_runs(challenge):
+        check_to_device(worker, sizes, X, y, as_object)
