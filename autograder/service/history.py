@@ -16,7 +16,7 @@ from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult, result_from_dict
 from autograder.service.inbox import Inbox, Received
 from autograder.service.queue import TEXT
-from autograder.service.release import NONE, PUBLIC, Release, release_of, visible
+from autograder.service.release import NONE, PUBLIC, Release, Rules, release_of, visible
 from autograder.service.texts import iso_text, with_times
 
 
@@ -41,7 +41,9 @@ class Listing:
         self.target = target
         self.student = student
         self.t = t
-        self.release = release_of(target, student, now)
+        with inbox.lock:  # the ledger's release record and extensions (the connection is the inbox's)
+            rules = Rules.of(inbox.book, target.id)
+        self.release = release_of(target, student, now, rules)
         self.current = inbox.current_signature(target.id, student)
         self._results: dict[int, dict[str, Any] | None] = {}
 
