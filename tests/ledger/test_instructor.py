@@ -1,4 +1,4 @@
-"""The instructor's acts on the ledger: adjustments through a batch regrade, regrade threads, the release rule.
+"""The instructor's acts on the ledger: adjustments through a batch regrade, regrade threads, release.
 
 Proves: an adjustment made after a batch stays on the grade `grade --regrade` records (the files
 show it, `verify` holds); a regrade request opens a thread, is listed as open, and is closed by an
