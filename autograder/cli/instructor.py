@@ -80,7 +80,8 @@ def adjust(out: Path, student: str, task: str, check_id: str, points: float, rea
         made = record(book, target, student, points, reason, _author_of(author),
                       task=task, check_id=check_id)
         shown = made.standing
-        if out.is_dir():
+        files = out.is_dir() and (out / "grades.csv").is_file()  # a graded OUT (not the service's data)
+        if files:
             language = lang or written_language(out, find_kit(kit_dir).language)
             rewrite(out, book, target, [shown.student], language)
             junit = out / "junit"
@@ -98,7 +99,7 @@ def adjust(out: Path, student: str, task: str, check_id: str, points: float, rea
     click.echo(f"adjusted {shown.student}'s {scope}: asked {signed_points(item.points)}{kept}; "
                f"total {graded_score(shown):g} as graded -> {shown.score:g}/{shown.max_score:g} "
                f"(adjustment {item.id}, by {item.author})")
-    if out.is_dir():
+    if files:
         click.echo(f"wrote {out}/grades.csv, report.html and {shown.student}'s files again; exports from OUT "
                    "send the adjusted score")
 

@@ -55,7 +55,13 @@ class Listing:
     def shown(self, row: Received) -> SubmissionResult | None:
         """The released part of a graded row's result (None: nothing of it may be seen yet)."""
         data = self._result(row)
-        return visible(result_from_dict(data), self.release) if data else None
+        if not data:
+            return None
+        result = result_from_dict(data)
+        if self._signature(row) == self.current != "":  # the current grade, as it counts: adjusted
+            with self.inbox.lock:
+                result = self.inbox.book.adjusted(result)
+        return visible(result, self.release)
 
     def upload(self, upload: Received) -> dict[str, Any]:
         """One upload with its history and the grading it shows."""

@@ -4,7 +4,7 @@ Proves: a held assignment's grade is neither on the student's page nor sent to t
 --now`, recorded by another process, is seen by the passback's release clock, which sends the held
 score; an adjustment is sent as the adjusted score, but not while the assignment is held again;
 `release --at` sends it when its time comes (the clock moved), FullyGraded, with the adjusted total
-in the comment.
+in the comment, and the student's page shows that same adjusted score.
 """
 
 from __future__ import annotations
@@ -101,6 +101,8 @@ def test_release_hold_now_and_at_decide_what_the_lms_is_sent(service: Served, pl
             found = platform.scores(lms.lineitem).get("uid-rel-1")
             return found if found is not None and found["scoreGiven"] == graded.score - 3 else None
         final = wait_until(adjusted, timeout=120)
+        page_after = browser.get(service.url + sent.json()["status_url"]).json()
+        assert page_after["score"] == graded.score - 3  # the page shows what the LMS holds: adjusted
     finally:
         service.state.settings.clock.fixed = T0
     assert final["gradingProgress"] == "FullyGraded"
