@@ -27,6 +27,10 @@ def message_text(message: str, t: dict[str, str]) -> str:
 
 def release_note(release: Release, t: dict[str, str]) -> tuple[str, list[list[str]]]:
     """What the page says of a grade the release rule cuts ("" when it shows all of it)."""
+    if release.held:  # the instructor's release (`autograder release`), before any exam policy
+        if release.until is not None:
+            return with_times(t["held_until"], release=release.until)
+        return with_times(t["held_by_instructor"])
     if release.until is None or release.level not in (PUBLIC, NONE):
         return "", []
     key = "public_only" if release.level == PUBLIC else "hidden_until_deadline"

@@ -73,6 +73,7 @@ def test_release_hold_now_and_at_decide_what_the_lms_is_sent(service: Served, pl
     assert sent.status_code == 202, sent.text
     status = wait_graded(browser, service.url, sent.json()["status_url"], timeout=240)
     assert status["score"] is None and status["feedback_url"] is None  # held: the page shows no score
+    assert "your instructor shows the scores and feedback when they release them" in status["note"]
     report = passback.publish("nn_module")
     assert report is not None and report.held == ["rel1"] and report.sent == []
     assert "uid-rel-1" not in platform.scores(lms.lineitem)
@@ -94,6 +95,9 @@ def test_release_hold_now_and_at_decide_what_the_lms_is_sent(service: Served, pl
 
     cli(service, "release", "--at", AT.isoformat())
     assert passback.publish("nn_module").held == ["rel1"]  # type: ignore[union-attr]  # before its time
+    waiting = browser.get(service.url + sent.json()["status_url"]).json()
+    assert waiting["score"] is None  # the page says when: the release's moment, for the browser to write
+    assert ["time", AT.isoformat().replace("+00:00", "Z")] in waiting["note_parts"]
     service.state.settings.clock.fixed = AT
     try:
         passback.wake()
