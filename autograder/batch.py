@@ -32,6 +32,7 @@ from autograder.grading.results import SubmissionResult
 from autograder.ledger import signing
 from autograder.ledger.book import Gradebook
 from autograder.ledger.claims import Claims
+from autograder.ledger.release import extensions_of
 from autograder.output import reports
 from autograder.output.similarity_files import similarity_for_batch
 from autograder.sandbox import launch
@@ -191,6 +192,8 @@ def grade_batch(
     messages = load_messages([ENGINE_MESSAGES, target.graders / "messages"], language)
     book_path = gradebook or out / "gradebook.sqlite"
     book = Gradebook(book_path)
+    if plan is not None:  # the late policy counts each student's extension (the ledger's records)
+        plan = dataclasses.replace(plan, extensions=extensions_of(book, target.id) or None)
     notices: list[str] = []
 
     def notice(text: str) -> None:
@@ -267,7 +270,7 @@ def _recorded(results: Iterator[SubmissionResult], todo: list[Entry], target: As
     for result in results:
         entry = by_student[result.student]
         result = stamped(result, entry.key, key, entry.path.name)
-        write(result)
+        write(book.adjusted(result))  # the files show the grade as it counts: the adjustments outlast it
         # One transaction per student, with the claim's release: a kill loses nothing graded.
         release = functools.partial(claims.release_in, assignment=target.id, student=result.student)
         book.record(result, force=regrade, after=release)

@@ -22,6 +22,7 @@ from autograder.grading.grader import Grader
 from autograder.grading.results import CheckResult, SubmissionResult
 from autograder.sandbox.session import SandboxSession
 from autograder.submissions.files import Collected
+from autograder.submissions.students import student_key
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,12 @@ class ExamPlan:
     secret: bytes | None = field(default=None, repr=False)
     times: Mapping[str, datetime] | None = None
     fixed: Variant | None = None
+    extensions: Mapping[str, timing.Extension] | None = None  # student key -> their extension (#28)
+
+    def exam_of(self, student: str) -> ExamConfig:
+        """The exam as it stands for `student`: their extension's deadline or exemption applied."""
+        found = (self.extensions or {}).get(student_key(student))
+        return timing.extended(self.exam, found)
 
     def prepare(self, graders: Graders) -> None:
         if self.space.knobs:
@@ -84,10 +91,12 @@ class ExamPlan:
         variant = self.variant_of(name)
         when = timing.submission_time(path, name, self.exam.tz, self.times)
         moment = when.moment.isoformat() if when.moment else ""
-        return f"{variant.code if variant else ''}|{moment}|{when.source or when.problem}"
+        found = (self.extensions or {}).get(student_key(name))
+        extension = f"|{found.context()}" if found is not None else ""  # none: the key it always had
+        return f"{variant.code if variant else ''}|{moment}|{when.source or when.problem}{extension}"
 
     def grade(self, grader: Grader, path: Path, name: str, submission: Collected) -> SubmissionResult:
-        exam = self.exam
+        exam = self.exam_of(name)
         variant = self.variant_of(name)
         graders = self.graders_for(grader, variant)
         swaps: list[SwapFinding] = []
@@ -109,6 +118,7 @@ class ExamPlan:
         late_text = timing.late_note(exam, when, late, penalty, raw)
         if late_text:
             notes.append(late_text)
+        notes += _extension_notes((self.extensions or {}).get(student_key(name)), exam)
         info: dict[str, Any] = {
             "submitted_at": when.moment.astimezone(exam.tz).isoformat() if when.moment else None,
             "time_source": when.source or when.problem,
@@ -160,14 +170,31 @@ class ExamPlan:
         )
 
 
+def _extension_notes(found: timing.Extension | None, exam: ExamConfig) -> list[str]:
+    """What the student reads of their extension (the engine catalogue's note_extension/note_exempt)."""
+    if found is None:
+        return []
+    from autograder.grading.course import ENGINE_MESSAGES, load_messages
+
+    ui = load_messages([ENGINE_MESSAGES], "en").get("ui", {})
+    notes = []
+    if found.deadline is not None:
+        notes.append(ui["note_extension"].format(deadline=timing.fmt_time(found.deadline, exam.tz)))
+    if found.exempt:
+        notes.append(ui["note_exempt"])
+    return notes
+
+
 def plan_for(kit: Kit, assignment: str | None, secret: bytes | None = None,
-             times: Mapping[str, datetime] | None = None) -> ExamPlan | None:
+             times: Mapping[str, datetime] | None = None,
+             extensions: Mapping[str, timing.Extension] | None = None) -> ExamPlan | None:
     """The exam plan of an exam assignment (None for any other); the secret, when the exam has
-    variants and none is given, comes from the environment, refused before anything is graded."""
+    variants and none is given, comes from the environment, refused before anything is graded.
+    `extensions`: student key -> their extension (the ledger's), applied by the late policy."""
     target = kit.assignment(assignment)
     if target.exam is None:
         return None
     space = VariantSpace.of(target)
     if space.knobs and secret is None:
         secret = load_secret(kit_root=kit.root)
-    return ExamPlan(target.exam, space, secret, times)
+    return ExamPlan(target.exam, space, secret, times, extensions=extensions or None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -135,6 +136,36 @@ def submission_time(path: Path, student: str, tz: tzinfo,
             problems.append(f"{NBGRADER_TIMESTAMP} is not readable ({str(exc)[:80]})")
     nothing = f"no {NBGRADER_TIMESTAMP}, {GRADESCOPE_METADATA} or times list entry"
     return SubmittedAt(None, "", "; ".join(problems) or nothing)
+
+
+# ----------------------------------------------------------------------------- extensions
+
+
+@dataclass(frozen=True)
+class Extension:
+    """One student's extension (the ledger records it, issue #28): their own deadline (the cutoff
+    moves with it), or exemption from the late policy (late work accepted without a penalty)."""
+
+    deadline: datetime | None = None
+    exempt: bool = False
+
+    def context(self) -> str:
+        """What the grade's key holds of it: another extension is another grade."""
+        return f"ext:{self.deadline.isoformat() if self.deadline else ''}:{int(self.exempt)}"
+
+
+def extended(exam: ExamConfig, extension: Extension | None) -> ExamConfig:
+    """The exam as it stands for a student with `extension` (as it is without one)."""
+    if extension is None:
+        return exam
+    deadline, cutoff = exam.deadline, exam.cutoff
+    if extension.deadline is not None and exam.deadline is not None:
+        shift = extension.deadline - exam.deadline
+        deadline = extension.deadline
+        cutoff = exam.cutoff + shift if exam.cutoff is not None else None
+    if extension.exempt:  # neither a penalty nor a cutoff: late work counts in full
+        return dataclasses.replace(exam, deadline=deadline, cutoff=None, late_penalty=0.0)
+    return dataclasses.replace(exam, deadline=deadline, cutoff=cutoff)
 
 
 # ----------------------------------------------------------------------------- lateness

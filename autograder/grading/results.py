@@ -36,10 +36,11 @@ class TaskResult:
     notes: tuple[str, ...] = ()
     output: str = ""
     seconds: float = field(default=0.0, compare=False)  # wall time of the task: import and every check
+    adjustment: float = 0.0  # points an instructor gave the task as a whole (ledger/adjustments.py)
 
     @property
     def score(self) -> float:
-        return round(sum(c.score for c in self.checks), 6)
+        return round(sum(c.score for c in self.checks) + self.adjustment, 6)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ class SubmissionResult:
     review: tuple[str, ...] = ()
     # What the grade was computed from and its signature (grading/provenance.py); not part of the grade.
     provenance: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # Points an instructor gave on the total, after the penalty (ledger/adjustments.py); a grading's
+    # own result never has one: adjustments are the ledger's, applied to whichever grade is current.
+    adjustment: float = 0.0
 
     @property
     def raw_score(self) -> float:
@@ -66,7 +70,8 @@ class SubmissionResult:
 
     @property
     def score(self) -> float:
-        return round(max(0.0, self.raw_score - self.penalty), 6) if self.penalty else self.raw_score
+        base = round(max(0.0, self.raw_score - self.penalty), 6) if self.penalty else self.raw_score
+        return round(base + self.adjustment, 6) if self.adjustment else base
 
     @property
     def max_score(self) -> float:
@@ -85,6 +90,10 @@ def result_to_dict(result: SubmissionResult) -> dict[str, object]:
 
     data = asdict(result)
     data["score"] = result.score
+    # an adjustment is written only where there is one: a grading's stored text stays what it was
+    for part in (data, *data["tasks"]):
+        if not part.get("adjustment"):
+            part.pop("adjustment", None)
     return data
 
 
@@ -93,6 +102,7 @@ def result_from_dict(data: dict) -> SubmissionResult:  # type: ignore[type-arg]
         TaskResult(
             t["task"], t["max_score"], tuple(CheckResult(**c) for c in t["checks"]),
             tuple(t.get("notes", ())), t.get("output", ""), float(t.get("seconds", 0.0)),
+            float(t.get("adjustment", 0.0)),
         )
         for t in data["tasks"]
     )
@@ -100,5 +110,5 @@ def result_from_dict(data: dict) -> SubmissionResult:  # type: ignore[type-arg]
         data["student"], data["assignment"], tasks, tuple(data.get("notes", ())),
         float(data.get("execution_time", 0.0)), str(data.get("problem", "")),
         float(data.get("penalty", 0.0)), dict(data.get("exam") or {}), tuple(data.get("review") or ()),
-        dict(data.get("provenance") or {}),
+        dict(data.get("provenance") or {}), float(data.get("adjustment", 0.0)),
     )

@@ -5,7 +5,9 @@ renumbered or moved (its hash or signature no longer holds); entries deleted (a 
 numbers, a student's entry that follows one that is gone, a head pointing past the end); a row
 edited (a value that is not the one its entry signed: a score, points moved between checks in the
 stored result, a signature), added by hand (no entry), or deleted (an entry without its row); and
-a current grade re-pointed (the row marked current is not the one the log made current).
+a current grade re-pointed (the row marked current is not the one the log made current); and an
+instructor's record (an adjustment, an extension, a release, a regrade message: records.py) edited,
+added by hand or deleted, each held against the entry that signed its values.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.ledger import log, signing
+from autograder.ledger import log, records, signing
 from autograder.ledger.book import Gradebook, GradebookRow
 
 Student = tuple[str, str]  # (assignment, student)
@@ -42,6 +44,8 @@ class Audit:
     key_id: str = ""
     head: tuple[int, str] = (0, "")
     usable: bool = True  # False: another key, or a ledger from before the log; nothing can be held to it
+    # kind -> the instructor's records as their signed entries hold them (never the tables' word)
+    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def audit(book: Gradebook, key: bytes) -> Audit:
@@ -59,8 +63,11 @@ def audit(book: Gradebook, key: bytes) -> Audit:
     run.walk(entries)
     run.check_heads(book.heads(), entries)
     run.check_rows(book.legacy_rows())
+    for kind in records.KINDS.values():
+        run.check_records(kind, book.records(kind))
     head = (entries[-1].seq, entries[-1].hash) if entries else (0, "")
-    return Audit(len(entries), len(rows), tuple(run.problems), run.current(), ours, head)
+    return Audit(len(entries), len(rows), tuple(run.problems), run.current(), ours, head,
+                 records=run.signed_records())
 
 
 class _Run:
@@ -76,6 +83,7 @@ class _Run:
         self.last_of: dict[str, int] = {}  # stream -> the seq of its last entry that holds
         self.present: dict[int, log.LogEntry] = {}
         self.legacy: dict[int, tuple[str, str]] = {}  # row id -> (student, digest), sealed by `start`
+        self.records: dict[str, dict[int, tuple[log.LogEntry, dict[str, Any]]]] = {}  # kind -> row -> entry
 
     def add(self, where: str, student: str, detail: str) -> None:
         self.problems.append(Problem(where, student, detail))
@@ -115,6 +123,8 @@ class _Run:
             self.signed[row_id] = (entry, body)
             if body.get("current", True):  # a grading that does not count is history from the start
                 self.pointer[(entry.assignment, entry.student)] = row_id
+        elif entry.kind in records.KINDS:  # an instructor's record: its row must hold these values
+            self.records.setdefault(entry.kind, {})[int(body.get("row", 0))] = (entry, body)
         else:
             self.add(where, entry.student, f"an entry of kind {entry.kind!r}, which this kit does not know: "
                                            "verify it with the torch-autograder that wrote it")
@@ -204,6 +214,33 @@ class _Run:
         if sealed["result_sha256"] != body.get("result_sha256"):
             self.add(where, row.student, f"edited: its stored result (points of the checks, feedback) is not "
                                          f"the one ledger entry {entry.seq} signed{_moved(row, body)}")
+
+    def check_records(self, kind: records.RecordKind, table: list[dict[str, Any]]) -> None:
+        """Every row of a record table is the one its entry signed; every signed record has its row."""
+        signed = self.records.get(kind.kind, {})
+        noun = kind.kind.replace("_", " ")
+        for row in table:
+            where = f"{self.place} {kind.table} row {row['id']}"
+            student = str(row.get("student", ""))
+            found = signed.get(int(row["id"]))
+            if found is None:
+                self.add(where, student, f"not in the signed log: this {noun} was added by hand")
+                continue
+            entry, body = found
+            for column in kind.columns:
+                if row[column] != body.get(column):
+                    self.add(where, student or entry.student, f"edited: its {column.replace('_', ' ')} is "
+                             f"{row[column]!r}, ledger entry {entry.seq} signed {body.get(column)!r}")
+        present = {int(r["id"]) for r in table}
+        for row_id, (entry, _) in sorted(signed.items()):
+            if row_id not in present:
+                self.add(f"{self.place} {kind.table} row {row_id}", entry.student,
+                         f"deleted: ledger entry {entry.seq} recorded this {noun}")
+
+    def signed_records(self) -> dict[str, list[dict[str, Any]]]:
+        """Each kind's records as the log holds them, oldest first."""
+        return {kind: [records.signed_values(body, records.KINDS[kind])
+                       for _, (_, body) in sorted(found.items())] for kind, found in self.records.items()}
 
     def current(self) -> dict[Student, GradebookRow]:
         """Each student's current row by the log, where that row is present."""

@@ -14,7 +14,8 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +23,8 @@ from typing import Any
 
 from autograder.errors import LedgerError
 from autograder.grading.results import SubmissionResult, result_from_dict, result_to_dict
-from autograder.ledger import log, schema, signing
+from autograder.ledger import adjustments, log, records, schema, signing
+from autograder.ledger.records import RecordKind
 from autograder.submissions.students import folder_name, is_student_id, student_id
 
 GRADEBOOK_FILE = "gradebook.sqlite"  # in the OUT folder of a graded batch
@@ -122,6 +124,9 @@ class Gradebook:
         unless `force` (a regrade asked for). `after` runs in the same transaction (a claim's release).
         `current=False` (with `force`) records it as history only, the current grade left as it is:
         a grading that does not count (the service's `counts` rule); its signed entry says so."""
+        if adjustments.ADJUSTED in result.provenance:
+            raise LedgerError(f"the result of {result.student!r} has the instructor's adjustments applied: "
+                              "record the grading's own result (adjustments are records of their own)")
         if not is_student_id(result.student):
             raise LedgerError(f"student id {result.student!r} is not in the identity rule's form "
                               f"({student_id(result.student)!r}): ids are normalized before anything "
@@ -164,6 +169,48 @@ class Gradebook:
             if after is not None:
                 after(self.db)
         return written
+
+    @contextmanager
+    def recording(self) -> Iterator[Callable[[RecordKind, Mapping[str, Any]], int]]:
+        """Write instructor's records (records.py), each with its signed entry, in one transaction:
+        `with book.recording() as add: add(records.ADJUSTMENT, {...})` gives each record's row id."""
+        key = self.signing_key()
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self._start(key)
+
+            def add(kind: RecordKind, values: Mapping[str, Any]) -> int:
+                if kind.per_student and not is_student_id(str(values.get("student", ""))):
+                    raise LedgerError(f"student id {values.get('student')!r} is not in the identity rule's "
+                                      "form: ids are normalized before anything else")
+                return records.insert(self.db, key, kind, values)
+
+            yield add
+
+    def records(self, kind: RecordKind, assignment: str | None = None,
+                student: str | None = None) -> list[dict[str, Any]]:
+        """The rows of one kind of record, oldest first (a file from before them has none)."""
+        return records.rows(self.db, kind, assignment, student)
+
+    def newest_record(self, kind: RecordKind, assignment: str) -> int:
+        """The id of the assignment's newest record of `kind` (0: none)."""
+        return records.newest(self.db, kind, assignment)
+
+    def adjustments(self, assignment: str, student: str | None = None) -> list[adjustments.Adjustment]:
+        """Every adjustment of the assignment (of one student), oldest first: history and in force."""
+        return [adjustments.Adjustment.of(r) for r in self.records(records.ADJUSTMENT, assignment, student)]
+
+    def adjusted(self, result: SubmissionResult) -> SubmissionResult:
+        """`result` with its student's adjustments in force applied: the grade as it counts."""
+        return adjustments.adjusted(result, self.adjustments(result.assignment, result.student))
+
+    def standing(self, assignment: str) -> list[SubmissionResult]:
+        """Each student's current grade with the adjustments in force: what every export, page and
+        passback shows (the grading's own result, signed as graded, stays in `current`)."""
+        found: dict[str, list[adjustments.Adjustment]] = {}
+        for item in self.adjustments(assignment):
+            found.setdefault(item.student, []).append(item)
+        return [adjustments.adjusted(r, found.get(r.student, [])) for r in self.current(assignment)]
 
     def _start(self, key: bytes) -> None:
         """The log's first entry, sealing the rows recorded before it (by a kit without the log)."""

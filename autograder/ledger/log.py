@@ -7,10 +7,10 @@ the whole log and of each student, so an entry deleted from the end, or a studen
 missed as surely as one from the middle. A student's entry also names that student's previous
 entry (`student_prev`): a deleted entry is told by whose it was.
 
-Kinds are what the ledger records about a student: `grading` (a grade recorded; it becomes the
-current one) and `start` (the log begins, sealing any rows from before it). Later kinds (an
-instructor's adjustment, an extension, a release) are appended the same way and need only their
-entry in `KINDS` and a rule in audit.py for what they change.
+Kinds are what the ledger records: `grading` (a grade recorded; it becomes the current one),
+`start` (the log begins, sealing any rows from before it), and the instructor's records
+(records.py: an adjustment, an extension, a release, a regrade message), each a row of its table
+whose values the entry's body holds; audit.py has one rule for each.
 """
 
 from __future__ import annotations
@@ -33,6 +33,11 @@ LOG_STREAM = '["log"]'
 KINDS = {
     "start": "the log begins; rows recorded before it are sealed as they were",
     "grading": "a grade recorded for a student; their current grade unless it says `current: false`",
+    # The instructor's records (records.py): the body holds the row's every value.
+    "adjustment": "points an instructor gave or took, with a reason, on a check, a task or the total",
+    "extension": "a student's own deadline, or exemption from the late policy",
+    "release": "when an assignment's scores and feedback are shown: held, at a time, or now",
+    "regrade_request": "a message of a regrade thread: a student's request or an instructor's answer",
 }
 COLUMNS = "seq, kind, assignment, student, recorded_at, key_id, prev_hash, body, hash, signature"
 

@@ -6,7 +6,9 @@ SQLite's `user_version`; a change to any of these tables (the inbox's too, whose
 keeps in service/inbox.py) raises SCHEMA_VERSION here and adds its step to `_upgrade`.
 
 Versions: 0, gradings without their key; 1, gradings keyed by submission and graders, signed;
-2, the signed, hash-chained log (`ledger_log`, `ledger_heads`) and each grading's folder.
+2, the signed, hash-chained log (`ledger_log`, `ledger_heads`) and each grading's folder; 3, the
+instructor's records, each signed by an entry of the log (`adjustments`, `extensions`, `releases`,
+`regrade_messages`: records.py).
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import sqlite3
 from autograder.errors import LedgerError
 from autograder.submissions.students import is_student_id
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+LOG_VERSION = 2  # the first version with the signed log: older files are read as from before it
 # The tables, each at the schema version that last changed it (`received`: service/inbox.py).
 TABLES = {"gradings": 2, "ledger_log": 2, "ledger_heads": 2, "claims": 1, "lti_publishes": 1,
-          "received": 1}
+          "received": 1, "adjustments": 3, "extensions": 3, "releases": 3, "regrade_messages": 3}
 
 GRADINGS = """
 CREATE TABLE IF NOT EXISTS gradings (
@@ -77,6 +80,57 @@ CREATE TABLE IF NOT EXISTS claims (
 )
 """
 
+# The instructor's records (records.py): each row is written with the signed log entry that holds
+# its values, in one transaction; the newest row of a scope is the one in force (history stays).
+RECORDS = """
+CREATE TABLE IF NOT EXISTS adjustments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    assignment TEXT NOT NULL,
+    student TEXT NOT NULL,
+    task TEXT NOT NULL DEFAULT '',
+    check_id TEXT NOT NULL DEFAULT '',
+    points REAL NOT NULL,
+    reason TEXT NOT NULL,
+    author TEXT NOT NULL,
+    made_at TEXT NOT NULL,
+    request INTEGER
+);
+CREATE INDEX IF NOT EXISTS adjustments_by_student ON adjustments (assignment, student, id);
+CREATE TABLE IF NOT EXISTS extensions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    assignment TEXT NOT NULL,
+    student TEXT NOT NULL,
+    deadline TEXT NOT NULL DEFAULT '',
+    exempt INTEGER NOT NULL DEFAULT 0,
+    reason TEXT NOT NULL,
+    author TEXT NOT NULL,
+    made_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS extensions_by_student ON extensions (assignment, student, id);
+CREATE TABLE IF NOT EXISTS releases (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    assignment TEXT NOT NULL,
+    mode TEXT NOT NULL CHECK (mode IN ('held', 'at', 'now')),
+    release_at TEXT NOT NULL DEFAULT '',
+    author TEXT NOT NULL,
+    made_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS releases_by_assignment ON releases (assignment, id);
+CREATE TABLE IF NOT EXISTS regrade_messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    assignment TEXT NOT NULL,
+    student TEXT NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('student', 'instructor')),
+    author TEXT NOT NULL,
+    text TEXT NOT NULL,
+    upload INTEGER,
+    closes INTEGER NOT NULL DEFAULT 0,
+    adjustment INTEGER,
+    made_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS regrade_messages_by_student ON regrade_messages (assignment, student, id)
+"""
+
 PUBLISHES = """
 CREATE TABLE IF NOT EXISTS lti_publishes (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -116,7 +170,7 @@ def prepare(db: sqlite3.Connection) -> None:
         if found > SCHEMA_VERSION:
             raise LedgerError(f"this gradebook is at schema {found}, made by a newer torch-autograder than "
                               f"this one (schema {SCHEMA_VERSION}): upgrade the kit to read or write it")
-        for statement in statements(GRADINGS, LOG, CLAIMS):  # lti_publishes: on first use (publish_log.py)
+        for statement in statements(GRADINGS, LOG, CLAIMS, RECORDS):  # lti_publishes: on first use
             db.execute(statement)
         if found < SCHEMA_VERSION:
             _upgrade(db)
@@ -135,3 +189,9 @@ def _upgrade(db: sqlite3.Connection) -> None:
     for row_id, student in rows:
         if not is_student_id(student):
             db.execute("UPDATE gradings SET current = 0 WHERE id = ?", (row_id,))
+
+
+def has_table(db: sqlite3.Connection, name: str) -> bool:
+    """Whether the file holds table `name` (a file opened read-only may be from an older version)."""
+    return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() \
+        is not None

@@ -13,6 +13,7 @@ from typing import Any
 from autograder import __version__
 from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult
+from autograder.ledger import adjustments
 from autograder.ledger.book import Gradebook
 from autograder.output import class_report, pages
 from autograder.output.spreadsheet import safe_cell
@@ -31,17 +32,26 @@ ENGLISH_UI = {
 
 
 def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
-    """results.json in Gradescope's schema; every test tagged with its task id."""
+    """results.json in Gradescope's schema; every test tagged with its task id. A result with the
+    instructor's adjustments keeps each check's points as graded (what its signature covers), the
+    adjustments as tests of their own, and the adjusted total as its score."""
+    made = adjustments.applied(result)
+    on_check: dict[tuple[str, str], float] = {}
+    for item in made:
+        if item["check"]:
+            where = (item["task"], item["check"])
+            on_check[where] = on_check.get(where, 0.0) + item["made"]
     tests = []
     for t_index, task in enumerate(result.tasks, start=1):
         for c_index, check in enumerate(task.checks, start=1):
+            score = round(check.score - on_check.get((task.task, check.check_id), 0.0), 6)
             tests.append(
                 {
                     "name": f"{task.task}: {check.title}",
                     "number": f"{t_index}.{c_index}",
-                    "score": check.score,
+                    "score": score,
                     "max_score": check.max_score,
-                    "status": "passed" if check.passed else "failed",
+                    "status": "passed" if score >= check.max_score else "failed",
                     "output": check.feedback,
                     "output_format": "text",
                     "visibility": VISIBLE if check.public else HIDDEN,
@@ -49,6 +59,15 @@ def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
                     "extra_data": {"check_id": check.check_id, "message_key": check.message_key},
                 }
             )
+    for number, item in enumerate(made, start=1):
+        scope = item["check"] or item["task"] or "total"
+        tests.append({
+            "name": f"adjustment ({scope}): {item['reason']}", "number": f"{len(result.tasks) + 1}.{number}",
+            "score": item["made"], "max_score": 0.0, "status": "passed", "output": item["reason"],
+            "output_format": "text", "visibility": VISIBLE, "tags": [item["task"] or "total"],
+            "extra_data": {"adjustment": item["id"], "task": item["task"], "check": item["check"],
+                           "points": item["points"]},
+        })
     notes = "\n".join(([result.problem] if result.problem else []) + list(result.notes))
     extra: dict[str, Any] = {}
     if result.exam or result.penalty:  # an exam: the checks' total, the penalty and the variant
@@ -56,7 +75,9 @@ def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
     if result.review:  # for the instructor: lines that look into the interpreter (not penalised)
         extra["review"] = list(result.review)
     if result.provenance:  # what the grade was computed from, and its signature
-        extra["provenance"] = result.provenance
+        extra["provenance"] = {k: v for k, v in result.provenance.items() if k != adjustments.ADJUSTED}
+    if made:  # the graders' total (signed) and the adjustments applied to it
+        extra["adjusted"] = result.provenance[adjustments.ADJUSTED]
     return {
         "score": result.score,
         "execution_time": round(result.execution_time, 3),
@@ -181,9 +202,10 @@ def write_class(
     out: Path, book: Gradebook, assignment: Assignment, seconds: float, messages: Messages | None = None,
     lang: str = "en", skipped: Sequence[tuple[str, str]] = (),
 ) -> None:
-    """grades.csv and report.html for every student the gradebook holds (this run and earlier ones);
-    `skipped`: (entry, why) of what this run's submissions folder held and did not grade."""
-    results = book.current(assignment.id)
+    """grades.csv and report.html for every student the gradebook holds (this run and earlier ones),
+    each grade with the instructor's adjustments in force; `skipped`: (entry, why) of what this
+    run's submissions folder held and did not grade."""
+    results = book.standing(assignment.id)
     rows = grades_rows(results, assignment)
     partial = out / "grades.csv.partial"  # a reader never sees half a file, nor an abort's leftovers
     with partial.open("w", newline="", encoding="utf-8") as handle:

@@ -6,7 +6,9 @@ current grade); then each results.json must carry a signature that holds over wh
 check's points) and be its student's current grade in the ledger, in that student's folder; and
 each grades.csv row must show exactly its student's current grade. A score edited by hand, a row
 copied from another student, a grade that is not current, or a grade from before signing shows
-up here by place and student.
+up here by place and student. Where the instructor adjusted a grade (ledger/adjustments.py), the
+files show the adjusted score: each is held against the current grade with the adjustments the
+signed log holds applied, and results.json against its signature over the graders' own points.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from autograder.grading.results import SubmissionResult, result_from_dict
-from autograder.ledger import schema, signing
+from autograder.ledger import adjustments, records, schema, signing
+from autograder.ledger.adjustments import Adjustment
 from autograder.ledger.audit import Audit, Problem, audit
 from autograder.ledger.book import Gradebook, GradebookRow, find_gradebook
 from autograder.output.reports import PROVENANCE_COLUMNS, grade_cells
@@ -68,15 +71,17 @@ def verify_out(out: Path, key: bytes) -> VerifyReport:
     parsed = {row.id: _parsed(row) for row in current.values()}  # each stored result read once
     for row in current.values():
         problems += _row_signature(key, book_path.name, row, parsed[row.id])
+    signed = [Adjustment.of(r) for r in (found.records.get(records.ADJUSTMENT.kind, []) if found else [])]
+    standing = {row.id: _standing(parsed[row.id], signed) for row in current.values()}
     for path in sorted(folder.glob("*/results.json")):
         checked += 1
-        problems += _results_json(key, path, current if found else None)
+        problems += _results_json(key, path, current if found else None, standing)
     grades = folder / "grades.csv"
     if grades.is_file():
         with grades.open(newline="", encoding="utf-8") as handle:
             lines = list(csv.DictReader(handle))
         checked += len(lines)
-        problems += _grades_csv(grades.name, lines, current if found else None, parsed)
+        problems += _grades_csv(grades.name, lines, current if found else None, standing)
     entries, head, kid = (found.entries, found.head, found.key_id) if found else (0, (0, ""), "")
     return VerifyReport(checked, tuple(problems), entries, head, kid)
 
@@ -85,7 +90,7 @@ def _ledger(path: Path, key: bytes) -> Audit:
     book = Gradebook(path, readonly=True)
     try:
         version = book.version
-        if version < schema.SCHEMA_VERSION:
+        if version < schema.LOG_VERSION:
             rows = book.rows()
             detail = (f"a gradebook from before the signed log (schema {version}): run `autograder grade` "
                       "once to upgrade it (it grades again, and signs, what was graded before)")
@@ -103,6 +108,11 @@ def _parsed(row: GradebookRow) -> SubmissionResult | str:
         return f"unreadable result ({exc})"
 
 
+def _standing(result: SubmissionResult | str, signed: list[Adjustment]) -> SubmissionResult | str:
+    """The grade as it counts: the stored result with the adjustments the signed log holds."""
+    return result if isinstance(result, str) else adjustments.adjusted(result, signed)
+
+
 def _row_signature(key: bytes, place: str, row: GradebookRow,
                    result: SubmissionResult | str) -> list[Problem]:
     """A current row's stored result carries a signature that holds over its checks' points."""
@@ -118,15 +128,22 @@ def _row_signature(key: bytes, place: str, row: GradebookRow,
     return []
 
 
-def _results_json(key: bytes, path: Path, current: Current | None) -> list[Problem]:
+def _results_json(key: bytes, path: Path, current: Current | None,
+                  standing: dict[int, SubmissionResult | str]) -> list[Problem]:
     place = path.parent.name + "/results.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         extra = data["extra_data"]
+        graded = [t for t in data["tests"] if "adjustment" not in (t.get("extra_data") or {})]
         checks = signing.check_points((str(t["extra_data"]["check_id"]), float(t["score"]),
-                                       float(t["max_score"])) for t in data["tests"])
+                                       float(t["max_score"])) for t in graded)
         student, assignment = str(extra["student"]), str(extra["assignment"])
         prov = dict(extra.get("provenance") or {})
+        adjusted = dict(extra.get("adjusted") or {})
+        shown_total = _float(data.get("score"))
+        if adjusted:
+            data = {**data, "score": adjusted.get("graded_score")}
+        shown_ids = [int(a["id"]) for a in adjusted.get("adjustments", [])]
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         return [Problem(place, path.parent.name, f"unreadable ({exc})")]
     if folder_name(student) != path.parent.name:
@@ -152,6 +169,13 @@ def _results_json(key: bytes, path: Path, current: Current | None) -> list[Probl
     if row.signature != signature:
         return [Problem(place, student, f"not the student's current grade: the ledger's is row {row.id} "
                                         f"({row.score:g}/{row.max_score:g})")]
+    expected = standing.get(row.id)
+    if isinstance(expected, SubmissionResult):
+        ids = [int(a["id"]) for a in adjustments.applied(expected)]
+        if ids != shown_ids or shown_total is None or round(shown_total, 6) != round(expected.score, 6):
+            return [Problem(place, student, f"shows {shown_total!r} with adjustment(s) "
+                                            f"{shown_ids or 'none'}, but the signed ledger makes it "
+                                            f"{expected.score:g} with adjustment(s) {ids or 'none'}")]
     return []
 
 
