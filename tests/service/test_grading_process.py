@@ -17,7 +17,7 @@ from autograder.config import Kit
 from autograder.ledger.book import Gradebook
 from autograder.service.grading_claims import Grader
 from autograder.service.inbox import Inbox
-from autograder.service.production import start_grading, stop_grading
+from autograder.service.production import start_grading, stop_process
 from autograder.service.settings import ServiceSettings
 
 
@@ -158,4 +158,4 @@ def test_two_grading_processes_and_one_killed_mid_grading_grade_every_upload_onc
         assert victims and all(r in later and claims[r] == second.pid and rows[r] == 2 for r in victims)
     finally:
         for process in (first, second):
-            stop_grading(process)
+            stop_process(process)
