@@ -17,6 +17,7 @@ from autograder.config import Kit
 from autograder.ledger.book import Gradebook
 from autograder.service.grading_claims import Grader
 from autograder.service.inbox import Inbox
+from autograder.service.limits import SharedUploadRate
 from autograder.service.production import start_grading, stop_process
 from autograder.service.settings import ServiceSettings
 
@@ -67,6 +68,21 @@ def test_rows_a_dead_process_held_are_queued_again_and_a_live_ones_are_not(tmp_p
     finally:
         for inbox in (dead, live, me):
             inbox.close()
+
+
+def test_two_web_workers_count_one_students_uploads_in_one_window(tmp_path: Path):
+    now = [1000.0]
+    path = tmp_path / "gradebook.sqlite"
+    one, two = SharedUploadRate(path, 3, lambda: now[0]), SharedUploadRate(path, 3, lambda: now[0])
+    try:
+        assert [one.allow("ada"), two.allow("ada"), one.allow("ada")] == [0, 0, 0]
+        assert two.allow("ada") == 60 and one.allow("ada") == 60  # the fourth, whichever worker takes it
+        assert two.allow("bob") == 0  # each student has a window of their own
+        now[0] += 60.5
+        assert two.allow("ada") == 0
+    finally:
+        one.close()
+        two.close()
 
 
 # -- real grading processes ---------------------------------------------------------------------------
