@@ -3,7 +3,8 @@
 login -> launch -> upload -> feedback -> the AGS score, through two gthread workers; the grade is
 recorded by the machine's grading process (its claim names it), a process beside gunicorn's
 master, never by a web worker; a page's long poll answered by a worker sees the grade the grading
-process recorded; SIGTERM stops them all, with exit code 0.
+process recorded; SIGTERM stops them all, with exit code 0. A grading process killed under `serve`
+is replaced, and what was uploaded meanwhile is graded once, by the new one.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from autograder.config import Kit
 from autograder.platforms.lti.keys import generate_key_pair
 
 SERVING = re.compile(r"serving on (http://127\.0\.0\.1:\d+)")
+GRADING = re.compile(r"grading process (\d+) grades the inbox")
 
 
 def children(pid: int) -> set[int]:
@@ -147,3 +149,38 @@ def test_launch_upload_feedback_and_score_through_two_workers_graded_by_the_grad
     log = server.log.read_text(errors="replace")
     assert code == 0, log[-3000:]
     assert "POST /student/submissions 202" in log and "id_token" not in log  # paths only, never a query
+
+
+def grading_pids(log: Path) -> list[int]:
+    """The grading processes `serve` started so far, as each names itself in the log."""
+    return [int(pid) for pid in GRADING.findall(log.read_text(errors="replace"))]
+
+
+def test_a_grading_process_killed_under_serve_is_replaced_and_the_upload_graded_once(kit: Kit,
+                                                                                     tmp_path: Path):
+    data = tmp_path / "data"
+    server = Gunicorn(serve_argv(data, kit, "--workers", "1", "--demo"), tmp_path / "serve.log")
+    try:
+        url = server.wait_up()
+        deadline = time.monotonic() + 300
+        while not grading_pids(server.log) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        [killed] = grading_pids(server.log)
+        assert killed in children(server.process.pid)  # beside gunicorn's master
+        os.kill(killed, signal.SIGKILL)
+        browser = Browser()
+        page = browser.get(f"{url}/demo/student").text
+        answer = upload(browser, url, [example("maya.zip")], page)  # kept while no grading process runs
+        assert answer.status_code == 202, answer.text
+        graded = status_until_graded(browser, url, answer.json()["status_url"])
+        assert graded["status"] == "graded" and graded["score"] > 0, graded
+        db = sqlite3.connect(data / "gradebook.sqlite")
+        try:
+            [(pid,)] = db.execute("SELECT pid FROM grading_claims").fetchall()
+            [(rows,)] = db.execute("SELECT COUNT(*) FROM gradings").fetchall()
+        finally:
+            db.close()
+        assert grading_pids(server.log) == [killed, pid] and pid in children(server.process.pid)
+        assert rows == 1 and "stopped (exit -9): starting another" in server.log.read_text()
+    finally:
+        assert server.stop() == 0, server.log.read_text(errors="replace")[-3000:]
