@@ -29,11 +29,20 @@ from autograder.cli.common import err, find_kit, friendly, kit_option
 @click.option("--behind-proxy", is_flag=True,
               help="Behind an https reverse proxy: take the scheme and host from its X-Forwarded-* headers.")
 @click.option("--no-sandbox", is_flag=True, help="Run student code without isolation (trusted code only).")
+@click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Web workers under gunicorn, beside one grading process (0: one process serves and "
+                   "grades, for a small class or a try).")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Request threads of each gunicorn worker (a page's long poll holds one). [default: 32]")
+@click.option("--cluster", default=None, metavar="ADDRESS",
+              help="Grade on the Dask nodes of this scheduler (`autograder worker`), on this machine when "
+                   "none holds its graders.")
 @kit_option
 @friendly
 def serve(host: str, port: int, platform_file: Path | None, demo: bool, data: Path, jobs: int,
           lang: str | None, max_upload_mb: float, uploads_per_minute: int, behind_proxy: bool,
-          no_sandbox: bool, kit_dir: Path | None) -> None:
+          no_sandbox: bool, workers: int, threads: int | None, cluster: str | None,
+          kit_dir: Path | None) -> None:
     """Serve the tool: LTI 1.3 login and launch, the student's and the instructor's pages."""
     from autograder.service.server import serve as run
     from autograder.service.settings import Limits, ServiceSettings, load_launch
@@ -43,9 +52,16 @@ def serve(host: str, port: int, platform_file: Path | None, demo: bool, data: Pa
     limits = Limits(max_upload_bytes=int(max_upload_mb * 1024 * 1024), uploads_per_minute=uploads_per_minute)
     settings = ServiceSettings(find_kit(kit_dir), data, host=host, port=port, launch=launch, demo=demo,
                                jobs=jobs, sandbox=not no_sandbox, lang=lang, proxied=behind_proxy,
-                               limits=limits)
+                               limits=limits, cluster=cluster)
+    if threads is not None and not workers:
+        raise click.UsageError("--threads sets the threads of each gunicorn worker: give --workers N too")
 
     def ready(url: str) -> None:
         err.print(f"serving on {url}" + (f" (demo: open {url}/demo)" if demo else ""), highlight=False)
 
-    run(settings, ready)
+    if workers:
+        from autograder.service.production import DEFAULT_THREADS, serve_workers
+
+        serve_workers(settings, workers, threads or DEFAULT_THREADS, ready)
+    else:
+        run(settings, ready)

@@ -78,6 +78,25 @@ class ClusterExecutor:
             yield from PoolExecutor().grade(kit, target, left, options, plan, notice)
 
 
+def node_slots(client: Any, resource: str) -> tuple[int, int, dict[str, str]]:
+    """(grading slots of the nodes holding the graders `resource` names, slots of the nodes holding
+    other graders, {address: name} of those nodes); nothing while the scheduler is away."""
+    try:
+        workers = client.scheduler_info(n_workers=-1).get("workers", {})
+    except (OSError, TimeoutError, CancelledError):
+        workers = {}  # the scheduler is away: nothing is submitted until it is back
+    slots = others = 0
+    other_nodes: dict[str, str] = {}
+    for address, worker in workers.items():
+        resources = worker.get("resources", {})
+        ours = min(resources.get(SLOT, 0), resources.get(resource, 0))
+        slots += int(ours)
+        if resources.get(SLOT, 0) and not ours:
+            others += int(resources.get(SLOT, 0))
+            other_nodes[address] = str(worker.get("name", address))
+    return slots, others, other_nodes
+
+
 class _Run:
     """One batch on the cluster: what is still missing, what is in flight, what failed."""
 
@@ -178,22 +197,13 @@ class _Run:
         now = time.monotonic()
         if now - self._slots_at[0] < SLOTS_FRESH:
             return self._slots_at[1]
-        try:
-            workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
-        except (OSError, TimeoutError, CancelledError):
-            workers = {}  # the scheduler is away: nothing is submitted until it is back
-        slots = others = 0
-        for address, worker in workers.items():
-            resources = worker.get("resources", {})
-            ours = min(resources.get(SLOT, 0), resources.get(self.resource, 0))
-            slots += int(ours)
-            if resources.get(SLOT, 0) and not ours:
-                others += int(resources.get(SLOT, 0))
-                if address not in self.refused:
-                    self.refused.add(address)
-                    self.notice(f"node {worker.get('name', address)} ({address}) refused: its graders of "
-                                f"{self.assignment} differ from this machine's (another kit, kit version or "
-                                "--lang); the batch runs on the nodes that match")
+        slots, others, other_nodes = node_slots(self.client, self.resource)
+        for address, name in other_nodes.items():
+            if address not in self.refused:
+                self.refused.add(address)
+                self.notice(f"node {name} ({address}) refused: its graders of "
+                            f"{self.assignment} differ from this machine's (another kit, kit version or "
+                            "--lang); the batch runs on the nodes that match")
         self._slots_at = (now, slots)
         self._others = others
         return slots

@@ -23,7 +23,7 @@ LEASE_SECONDS = 60.0
 RENEW_EVERY = 15.0
 
 
-def _process_start(pid: int) -> str:
+def process_start(pid: int) -> str:
     """When a process started (clock ticks since boot): tells a live pid from a reused one."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
@@ -32,10 +32,10 @@ def _process_start(pid: int) -> str:
         return ""
 
 
-def _alive(host: str, pid: int, started: str) -> bool:
+def alive(host: str, pid: int, started: str) -> bool:
     if host != socket.gethostname():
         return True  # another machine's run: only its lease can tell
-    return bool(started) and _process_start(pid) == started
+    return bool(started) and process_start(pid) == started
 
 
 class Claims:
@@ -62,7 +62,7 @@ class Claims:
 
     def claim(self, assignment: str, students: Iterable[str]) -> tuple[list[str], list[str]]:
         """(students now ours, students another live run holds), in one transaction."""
-        me = (self.owner, socket.gethostname(), os.getpid(), _process_start(os.getpid()))
+        me = (self.owner, socket.gethostname(), os.getpid(), process_start(os.getpid()))
         ours, busy = [], []
         with self._lock, self.db:
             self.db.execute("BEGIN IMMEDIATE")  # no other run claims between our read and write
@@ -73,7 +73,7 @@ class Claims:
                     " WHERE assignment = ? AND student = ?", (assignment, student),
                 ).fetchone()
                 held = row is not None and row[0] != self.owner and row[4] > now
-                if held and _alive(row[1], row[2], row[3]):
+                if held and alive(row[1], row[2], row[3]):
                     busy.append(student)
                     continue
                 self.db.execute(

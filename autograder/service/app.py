@@ -25,12 +25,12 @@ from autograder.errors import AutograderError
 from autograder.platforms.lti.keys import load_private_key, public_jwk
 from autograder.service import instructor_pages, lti_launch, security, student_pages
 from autograder.service.inbox import Inbox
-from autograder.service.limits import UploadRate
+from autograder.service.limits import SharedUploadRate, UploadRate
 from autograder.service.lti_launch import DEFAULT_LOCALES, Launch, LaunchRefused
 from autograder.service.passback import Passback
 from autograder.service.queue import GradingQueue
 from autograder.service.settings import ServiceSettings
-from autograder.service.state import ServiceState, current_lang, texts
+from autograder.service.state import ElsewhereQueue, ServiceState, current_lang, texts
 from autograder.service.texts import look, utc_text
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -75,29 +75,43 @@ def check_demo(settings: ServiceSettings) -> None:
                            "table), or try it locally with --demo")
 
 
-def build_state(settings: ServiceSettings) -> ServiceState:
-    """Open the ledger, start the warm pool and the grading queue (which grades what a stopped
-    server left queued), and the passback when a platform is configured."""
+def check_start(settings: ServiceSettings) -> None:
+    """What stops the start (not a grading, not a request): a demo off 127.0.0.1, no platform, an exam's
+    missing secret; the data folder made private before SQLite makes the gradebook (and its -wal, -shm)."""
     from autograder.exam.plan import plan_for
-    from autograder.ledger.book import Gradebook
 
     check_demo(settings)
-    security.private_data(settings.data)  # before SQLite makes the gradebook (and its -wal, -shm)
+    security.private_data(settings.data)
     served = {settings.kit.default_assignment, *([settings.launch.assignment] if settings.launch else [])}
     for aid in sorted(a for a in served if a):
-        plan_for(settings.kit, aid)  # an exam whose secret is missing stops the start, not a grading
+        plan_for(settings.kit, aid)
+
+
+def build_state(settings: ServiceSettings, *, grading: bool = True) -> ServiceState:
+    """Open the ledger, start the warm pool and the grading queue (which grades what a stopped
+    server left queued), and the passback when a platform is configured. `grading=False`: a web
+    worker's state (`serve --workers`), whose uploads the machine's grading process grades and
+    whose passback only publishes when the instructor asks (that process sends the rest)."""
+    from autograder.ledger.book import Gradebook
+
+    check_start(settings)
     inbox = Inbox(Gradebook(settings.gradebook))
     passback = Passback(settings.launch, settings.gradebook, settings.kit, inbox, settings.clock) \
         if settings.launch is not None else None
-    queue = GradingQueue(settings.kit, inbox, jobs=settings.jobs, sandbox=settings.sandbox,
-                         lang=settings.lang, signing_key=inbox.book.signing_key(settings.kit.root),
-                         on_graded=passback.graded if passback is not None else None)
+    queue: GradingQueue | ElsewhereQueue = ElsewhereQueue()
+    if grading:
+        queue = GradingQueue(settings.kit, inbox, jobs=settings.jobs, sandbox=settings.sandbox,
+                             lang=settings.lang, signing_key=inbox.book.signing_key(settings.kit.root),
+                             on_graded=passback.graded if passback is not None else None,
+                             cluster=settings.cluster)
     nonces = sqlite3.connect(settings.gradebook, timeout=60.0, check_same_thread=False)
-    rate = UploadRate(settings.limits.uploads_per_minute)
+    per_minute = settings.limits.uploads_per_minute
+    rate = UploadRate(per_minute) if grading else SharedUploadRate(settings.gradebook, per_minute)
     state = ServiceState(settings, inbox, queue, passback, rate, nonces)
     try:
-        queue.start()
-        if passback is not None:
+        if isinstance(queue, GradingQueue):
+            queue.start()
+        if passback is not None and grading:
             passback.start()
     except BaseException:
         state.close()
@@ -202,6 +216,12 @@ def _lti_routes(app: Flask, state: ServiceState, csrf: CSRFProtect) -> None:
         log.info("launch: %s (%s) for %s", found.student, "instructor" if found.instructor else "student",
                  found.assignment)
         return redirect(url_for("instructor_page" if found.instructor else "student_page"), code=303)
+
+    @app.route("/health")
+    def health() -> Any:
+        """For a reverse proxy's (or an admin's) check: this worker answers, and reads the ledger."""
+        state.inbox.version("", "")
+        return jsonify(ok=True, pid=os.getpid())
 
     @app.route("/lti/jwks")
     def lti_jwks() -> Any:

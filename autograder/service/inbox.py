@@ -3,7 +3,10 @@
 Table `received` holds one row per upload with its bytes, who sent it (from the launch), and its
 status: queued -> grading -> graded | failed. A row becomes `graded` in the same transaction as
 the ledger's grade, so a server killed at any moment either graded a submission or finds it
-queued (or grading) again when it starts: none is lost, none is graded twice.
+queued (or grading) again when it starts: none is lost, none is graded twice. A row being graded
+is claimed by one grading process (grading_claims.py): several processes may share the file (web
+workers that only add rows and read them, grading processes that take them); news of a change
+reaches them all (changes.py).
 
 A regrade is a row of its own (`regrade_of` names the upload): it keeps the upload's receipt time,
 so its lateness is the upload's, and the student's list shows it in that upload's history, never
@@ -15,91 +18,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import sqlite3
 import threading
-import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from autograder.grading.results import SubmissionResult, result_from_dict, result_to_dict
 from autograder.ledger.book import Gradebook
+from autograder.service import changes, grading_claims
+from autograder.service.grading_claims import OURS, Grader
+from autograder.service.received import COLUMNS, INBOX_SCHEMA, REGRADES_INDEX, Received, utc_now
 
-STATUSES = ("queued", "grading", "graded", "failed")
+__all__ = ["DUPLICATE_SECONDS", "Inbox", "Received", "utc_now"]
 
-INBOX_SCHEMA = """
-CREATE TABLE IF NOT EXISTS received (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    assignment TEXT NOT NULL,
-    student TEXT NOT NULL,
-    user_id TEXT NOT NULL DEFAULT '',
-    lineitem TEXT NOT NULL DEFAULT '',
-    lang TEXT NOT NULL,
-    filename TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('zip', 'ipynb')),
-    upload BLOB NOT NULL,
-    sha256 TEXT NOT NULL,
-    received_at TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('queued', 'grading', 'graded', 'failed')),
-    attempts INTEGER NOT NULL DEFAULT 0,
-    regrade INTEGER NOT NULL DEFAULT 0,
-    score REAL,
-    max_score REAL,
-    result TEXT,
-    graded_at TEXT,
-    message TEXT NOT NULL DEFAULT '',
-    regrade_of INTEGER REFERENCES received (id)
-);
-CREATE INDEX IF NOT EXISTS received_by_student ON received (assignment, student, id);
-CREATE INDEX IF NOT EXISTS received_by_status ON received (status, id);
-"""
-REGRADES_INDEX = "CREATE INDEX IF NOT EXISTS received_regrades ON received (regrade_of, id)"
+log = logging.getLogger("autograder.service")
 DUPLICATE_SECONDS = 10.0  # the same bytes again this soon (or while still waiting): one upload, not two
 
 
-def utc_now(moment: datetime | None = None) -> str:
-    return (moment or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="milliseconds")
-
-
-@dataclass(frozen=True)
-class Received:
-    """One accepted upload and where its grading stands."""
-
-    id: int
-    assignment: str
-    student: str
-    user_id: str
-    lineitem: str
-    lang: str
-    filename: str
-    kind: str
-    sha256: str
-    received_at: str
-    status: str
-    attempts: int
-    regrade: int  # 1: an instructor's regrade, graded again even if the ledger holds this key
-    score: float | None
-    max_score: float | None
-    graded_at: str | None
-    message: str
-    regrade_of: int | None = None  # the upload this row grades again (None: the row is an upload)
-
-    @property
-    def upload_id(self) -> int:
-        return self.regrade_of if self.regrade_of is not None else self.id
-
-    @property
-    def waiting(self) -> bool:
-        return self.status in ("queued", "grading")
-
-    def summary(self) -> dict[str, Any]:
-        """What a page or the status endpoint shows of it (never the bytes)."""
-        return {"id": self.id, "filename": self.filename, "received_at": self.received_at,
-                "status": self.status, "score": self.score, "max_score": self.max_score,
-                "graded_at": self.graded_at, "message": self.message}
-
-
-COLUMNS = ("id, assignment, student, user_id, lineitem, lang, filename, kind, sha256, received_at, status,"
-           " attempts, regrade, score, max_score, graded_at, message, regrade_of")
+class _NotOurs(Exception):
+    """The row stopped being this process's claim before its grade landed: nothing is recorded."""
 
 
 class Inbox:
@@ -109,33 +48,53 @@ class Inbox:
         self.book = book
         self.db = book.db
         self.lock = threading.RLock()
-        self.changed = threading.Condition(self.lock)  # notified whenever a row's status changes
-        # (assignment, student) -> a number that grows with every change to their rows: what a page
-        # waits on. It starts from the clock, so a page left open across a restart is not stuck behind.
-        self._seq = time.time_ns() // 1000
-        self._versions: dict[tuple[str, str], int] = {}
+        self.changed = threading.Condition(self.lock)  # notified whenever the file may have changed
+        self.me = Grader.this_process()  # whose claims the rows this inbox takes are
+        self._listeners: list[Callable[[], None]] = []
+        self._watcher: changes.Watcher | None = None
         with self.lock, self.db:
             self.db.executescript(INBOX_SCHEMA)
             if "regrade_of" not in {r[1] for r in self.db.execute("PRAGMA table_info(received)")}:
                 self.db.execute("ALTER TABLE received ADD COLUMN regrade_of INTEGER REFERENCES received (id)")
             self.db.execute(REGRADES_INDEX)
+            self.db.executescript(changes.VERSIONS_SCHEMA)
+            grading_claims.prepare(self.db)
 
-    # -- changes a page waits for -----------------------------------------------------------
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+        self.book.close()
+
+    # -- changes a page (or a grading queue) waits for -----------------------------------------
     def _touch(self, assignment: str, student: str) -> None:
-        """Under the lock: this student's rows changed; wake whoever waits."""
-        self._seq += 1
-        self._versions[assignment, student] = self._seq
-        self.changed.notify_all()
+        """Under the lock, in the write's transaction: this student's rows changed; wake whoever waits."""
+        changes.touch(self.db, assignment, student)
+        self._notify()
+
+    def _notify(self) -> None:
+        with self.changed:
+            self.changed.notify_all()
+        for listener in self._listeners:
+            listener()
+
+    def watch(self, listener: Callable[[], None] | None = None) -> None:
+        """Be told of changes made by other processes too (a listener is called on each)."""
+        with self.lock:
+            if listener is not None:
+                self._listeners.append(listener)
+            if self._watcher is None:
+                self._watcher = changes.Watcher(self.book.path, self._notify)
 
     def version(self, assignment: str, student: str) -> int:
         with self.lock:
-            return self._versions.get((assignment, student), 0)
+            return changes.version(self.db, assignment, student)
 
     def wait_version(self, assignment: str, student: str, since: int, timeout: float) -> int:
         """This student's version once it is past `since` (or after `timeout` s)."""
+        self.watch()
         with self.changed:
-            self.changed.wait_for(lambda: self._versions.get((assignment, student), 0) > since, timeout)
-            return self._versions.get((assignment, student), 0)
+            self.changed.wait_for(lambda: self.version(assignment, student) > since, timeout)
+            return self.version(assignment, student)
 
     # -- rows in -----------------------------------------------------------------------------
     def add(self, *, assignment: str, student: str, user_id: str, lineitem: str, lang: str, filename: str,
@@ -263,22 +222,34 @@ class Inbox:
         return sorted(newest.values(), key=lambda r: r.id)
 
     def requeue_interrupted(self) -> int:
-        """At start: rows a dead server was grading are queued again (their grade never landed)."""
+        """At a queue's start: rows no live grading process holds (a stopped server's, and this inbox's
+        own: nothing is in flight before its queue starts) are queued again; their grade never landed."""
         with self.lock, self.db:
-            return self.db.execute("UPDATE received SET status = 'queued' WHERE status = 'grading'").rowcount
+            self.db.execute("BEGIN IMMEDIATE")
+            return grading_claims.release_stale(self.db, self.me, own=True)
 
     def take(self, limit: int) -> list[Received]:
-        """Up to `limit` queued rows, oldest first, now marked grading."""
+        """Up to `limit` queued rows, oldest first, now grading and claimed by this inbox's process, in
+        one transaction (another process never takes them too); rows a dead process held come back first."""
         with self.lock, self.db:
-            ids = [r[0] for r in self.db.execute(
-                "SELECT id FROM received WHERE status = 'queued' ORDER BY id LIMIT ?", (limit,))]
-            for row_id in ids:
-                self.db.execute("UPDATE received SET status = 'grading', attempts = attempts + 1"
-                                " WHERE id = ? AND status = 'queued'", (row_id,))
+            self.db.execute("BEGIN IMMEDIATE")
+            if grading_claims.release_stale(self.db, self.me):
+                log.info("queued again submissions a stopped grading process held")
+            ids = grading_claims.claim_queued(self.db, self.me, limit)
             taken = [r for r in (self.get(i) for i in ids) if r is not None]
             for row in taken:
                 self._touch(row.assignment, row.student)
         return taken
+
+    def renew_claims(self) -> None:
+        """Move the lease of the rows this process grades (its queue does, while it runs)."""
+        with self.lock:
+            grading_claims.renew(self.db, self.me)
+
+    def graded_by(self, row_id: int) -> tuple[str, int] | None:
+        """(host, pid) of the grading process that holds or graded the row."""
+        with self.lock:
+            return grading_claims.graded_by(self.db, row_id)
 
     def copy_for_regrade(self, upload: Received, now: datetime | None = None) -> Received | None:
         """Queue `upload` to be graded again: a row of its own with the upload's bytes and receipt time
@@ -326,42 +297,57 @@ class Inbox:
 
     def finish(self, row_id: int, result: SubmissionResult, *, record: bool = True,
                counts: str = "latest") -> None:
-        """The grade in the ledger and the row graded, in one transaction (exactly once); whether the
-        grade is the student's current one follows `counts` (see `_counts`)."""
+        """The grade in the ledger and the row graded, in one transaction (exactly once: only while the
+        row is this process's claim); whether the grade is the student's current one follows `counts`
+        (see `_counts`: one process grades a student's rows at a time, so it decides alone)."""
         payload = json.dumps(result_to_dict(result), ensure_ascii=False)
-
-        def mark(db: Any) -> None:
-            db.execute(
-                "UPDATE received SET status = 'graded', score = ?, max_score = ?, result = ?, graded_at = ?,"
-                " message = '' WHERE id = ? AND status = 'grading'",
-                (result.score, result.max_score, payload, utc_now(), row_id),
-            )
-
-        with self.lock:  # every write to `received` holds it: the status read here stays true
+        with self.lock:  # this process's writes to `received` hold it: the status read here stays true
             row = self.get(row_id)
             if row is None or row.status != "grading":
                 return  # already graded (or gone): never a second ledger row for one upload
-            if record:
-                self.book.record(result, after=mark, force=True, current=self._counts(row, result, counts))
-            else:
-                with self.db:
-                    mark(self.db)
-            self._touch(row.assignment, row.student)
+            assignment, student = row.assignment, row.student
+
+            def mark(db: sqlite3.Connection) -> None:
+                done = db.execute(
+                    "UPDATE received SET status = 'graded', score = ?, max_score = ?, result = ?,"
+                    f" graded_at = ?, message = '' WHERE id = ? AND status = 'grading' AND {OURS}",
+                    (result.score, result.max_score, payload, utc_now(), row_id, self.me.owner),
+                ).rowcount
+                if done != 1:
+                    raise _NotOurs(row_id)
+                changes.touch(db, assignment, student)
+
+            try:
+                if record:
+                    current = self._counts(row, result, counts)
+                    self.book.record(result, after=mark, force=True, current=current)
+                else:
+                    with self.db:
+                        self.db.execute("BEGIN IMMEDIATE")
+                        mark(self.db)
+            except _NotOurs:
+                log.warning("submission %d was taken back from this grading process: its grade is dropped",
+                            row_id)
+                return
+            self._notify()
 
     def fail(self, row_id: int, message: str, *, retry: bool) -> None:
         """A grading that could not finish: queued again (`retry`) or failed, with why (a text key of
         the service's catalogue, or a message that names the problem)."""
         status = "queued" if retry else "failed"
         with self.lock, self.db:
-            self.db.execute("UPDATE received SET status = ?, message = ? WHERE id = ?",
-                            (status, message, row_id))
+            self.db.execute("BEGIN IMMEDIATE")
+            changed = self.db.execute(f"UPDATE received SET status = ?, message = ? WHERE id = ?"
+                                      f" AND status = 'grading' AND {OURS}",
+                                      (status, message, row_id, self.me.owner)).rowcount
             row = self.get(row_id)
-            if row is not None:
+            if row is not None and changed:
                 self._touch(row.assignment, row.student)
 
     def wait_change(self, row_id: int, seen: str, timeout: float) -> Received | None:
         """The row once its status is no longer `seen` (or after `timeout` s): a status request
         that waits instead of asking again and again."""
+        self.watch()
         with self.changed:
             self.changed.wait_for(lambda: (r := self.get(row_id)) is None or r.status != seen, timeout)
             return self.get(row_id)

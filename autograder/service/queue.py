@@ -3,6 +3,10 @@
 Nothing is graded from memory: an upload is in the inbox (committed) before it is queued, the
 thread takes rows from there, and a grade lands in the ledger in the same transaction that marks
 its row graded. Started again after a crash, the queue first puts back what was being graded.
+Rows are claimed by this process as they are taken (grading_claims.py), so another grading
+process on the same file never grades them too; the queue renews its claims while it runs. It
+wakes on an upload of its own process (`wake`) and on any change another process made to the file.
+With `cluster`, its pools send submissions to the Dask nodes there (cluster/service_pool.py).
 An upload whose key (its files, the graders, an exam's context) is the student's current grade's
 gets that grade at once, as a batch keeps it; an instructor's regrade is always graded again.
 """
@@ -15,23 +19,27 @@ import logging
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from autograder.batch import stamped
 from autograder.config import Kit, SandboxConfig
 from autograder.errors import AutograderError
 from autograder.exam.plan import plan_for
+from autograder.grading.grader import Plan
 from autograder.grading.options import GradeOptions
 from autograder.grading.pool import GradingPool
 from autograder.grading.provenance import grader_digest, submission_digest
 from autograder.grading.results import SubmissionResult
 from autograder.ledger.release import extensions_of
 from autograder.service.door import spool_name
+from autograder.service.grading_claims import RENEW_EVERY
 from autograder.service.inbox import Inbox, Received
-from autograder.submissions.collect import collect
+from autograder.submissions.collect import Collected, collect
 from autograder.submissions.students import student_key
 
 log = logging.getLogger("autograder.service")
@@ -40,12 +48,27 @@ TEXT = "text:"  # a row's message that is a key of the service's texts (shown in
 UID_STRIDE = 100  # each language's pool runs its sandboxes as uids of its own
 
 
+class Pool(Protocol):
+    """What the queue grades on: this machine's GradingPool, or the cluster's (cluster/service_pool.py)."""
+
+    broken: bool
+
+    @property
+    def jobs(self) -> int: ...
+
+    def submit(self, path: Path, *, student: str | None = None, assignment: str | None = None,
+               plan: Plan | None = None, collected: Collected | None = None) -> Future[SubmissionResult]: ...
+
+    def close(self) -> None: ...
+
+
 class GradingQueue:
     """Grades what the inbox holds, as fast as the pools take it; `start` once, `wake` on each upload."""
 
     def __init__(self, kit: Kit, inbox: Inbox, *, jobs: int = 1, sandbox: bool = True,
                  lang: str | None = None, secret: bytes | None = None, signing_key: bytes = b"",
-                 on_graded: Callable[[Received, SubmissionResult], object] | None = None):
+                 on_graded: Callable[[Received, SubmissionResult], object] | None = None,
+                 cluster: str | None = None):
         self.kit = kit
         self.inbox = inbox
         self.jobs = max(1, jobs)
@@ -54,7 +77,8 @@ class GradingQueue:
         self.secret = secret
         self.signing_key = signing_key
         self.on_graded = on_graded
-        self.pools: dict[str, GradingPool] = {}
+        self.cluster = cluster
+        self.pools: dict[str, Pool] = {}
         self._pool_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -68,6 +92,7 @@ class GradingQueue:
     def start(self) -> GradingQueue:
         """Warm the first language's pool, put back interrupted gradings, and start feeding."""
         self.pool(self.first_lang)
+        self.inbox.watch(self._wake.set)  # an upload a web worker (another process) stored
         requeued = self.inbox.requeue_interrupted()
         if requeued:
             log.info("queued again %d submissions a stopped server was grading", requeued)
@@ -89,9 +114,10 @@ class GradingQueue:
     def wake(self) -> None:
         self._wake.set()
 
-    def pool(self, lang: str) -> GradingPool:
+    def pool(self, lang: str) -> Pool:
         """The warm pool grading in `lang`; the first is forked with `jobs` processes before any
-        request thread runs, the others (made on a first launch in their language) run on a thread."""
+        request thread runs, the others (made on a first launch in their language) run on a thread.
+        With a cluster: the cluster's, with such a pool to fall back on (started on first need)."""
         with self._pool_lock:
             if lang not in self.pools:
                 index = len(self.pools)
@@ -99,7 +125,13 @@ class GradingQueue:
                     self.kit, sandbox=SandboxConfig(self.kit.sandbox.uid_base + UID_STRIDE * index))
                 jobs = self.jobs if index == 0 else 1
                 options = GradeOptions(sandbox=self.sandbox, lang=lang)
-                self.pools[lang] = GradingPool(kit, options, jobs).start()
+                if self.cluster is not None:
+                    from autograder.cluster.service_pool import ClusterPool
+
+                    self.pools[lang] = ClusterPool(self.cluster, kit, lang,
+                                                   lambda: GradingPool(kit, options, jobs).start())
+                else:
+                    self.pools[lang] = GradingPool(kit, options, jobs).start()
             return self.pools[lang]
 
     @property
@@ -109,9 +141,14 @@ class GradingQueue:
 
     # -- feeding -----------------------------------------------------------------------------
     def _feed(self) -> None:
+        renewed = time.monotonic()
         while not self._stop.is_set():
             self._wake.wait(timeout=1.0)
             self._wake.clear()
+            if time.monotonic() - renewed >= RENEW_EVERY:  # the rows in flight stay this process's
+                with contextlib.suppress(Exception):
+                    self.inbox.renew_claims()
+                renewed = time.monotonic()
             while not self._stop.is_set():
                 with self._count_lock:
                     free = self.capacity - self._in_flight

@@ -87,6 +87,7 @@ class ServiceSettings:
     lang: str | None = None  # the language of the pool started first (default: the kit's)
     proxied: bool = False  # behind a reverse proxy (https): trust its X-Forwarded-Proto/Host/For once
     limits: Limits = field(default_factory=Limits)
+    cluster: str | None = None  # a Dask scheduler's address: submissions are graded on its nodes
     clock: Clock = field(default_factory=Clock, compare=False)
 
     @property

@@ -8,14 +8,25 @@ from dataclasses import dataclass
 from flask import session
 
 from autograder.service.inbox import Inbox
-from autograder.service.limits import UploadRate
+from autograder.service.limits import SharedUploadRate, UploadRate
 from autograder.service.lti_launch import Launch
 from autograder.service.passback import Passback
 from autograder.service.queue import GradingQueue
 from autograder.service.settings import ServiceSettings
 from autograder.service.texts import SERVICE_MESSAGES, texts
 
-__all__ = ["SERVICE_MESSAGES", "ServiceState", "current_lang", "current_launch", "texts"]
+__all__ = ["SERVICE_MESSAGES", "ElsewhereQueue", "ServiceState", "current_lang", "current_launch", "texts"]
+
+
+class ElsewhereQueue:
+    """The grading queue of a web worker under `serve --workers`: the machine's grading process grades,
+    and learns of an upload from the gradebook file itself (nothing to wake here)."""
+
+    def wake(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
 
 
 @dataclass
@@ -24,9 +35,9 @@ class ServiceState:
 
     settings: ServiceSettings
     inbox: Inbox
-    queue: GradingQueue
+    queue: GradingQueue | ElsewhereQueue
     passback: Passback | None
-    rate: UploadRate
+    rate: UploadRate | SharedUploadRate
     nonces: sqlite3.Connection
 
     def close(self) -> None:
@@ -34,7 +45,9 @@ class ServiceState:
         if self.passback is not None:
             self.passback.close()
         self.nonces.close()
-        self.inbox.book.close()
+        if isinstance(self.rate, SharedUploadRate):
+            self.rate.close()
+        self.inbox.close()
 
 
 def current_launch() -> Launch | None:

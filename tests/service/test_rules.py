@@ -23,7 +23,7 @@ from autograder.grading.provenance import grader_digest
 from autograder.ledger.book import Gradebook
 from autograder.platforms.lti.errors import LtiError
 from autograder.platforms.lti.scores import score_body, score_fingerprint
-from autograder.service import door, security
+from autograder.service import door, grading_claims, security
 from autograder.service.inbox import DUPLICATE_SECONDS, Inbox
 from autograder.service.lti_launch import Launch
 from autograder.service.release import ALL, NONE, PUBLIC, next_change, release_of, visible
@@ -103,7 +103,7 @@ def graded(inbox: Inbox, kit: Kit, student: str, lost: dict[str, float], counts:
 def finish(inbox: Inbox, kit: Kit, row_id: int, student: str, lost: dict[str, float], counts: str,
            digest: str = "d1") -> None:
     with inbox.lock, inbox.db:
-        inbox.db.execute("UPDATE received SET status = 'grading' WHERE id = ?", (row_id,))
+        grading_claims.claim_row(inbox.db, inbox.me, row_id)  # taken by this inbox's grading process
     result = make_result(kit.assignment("nn_module"), student, lost)
     result = dataclasses.replace(result, provenance={**result.provenance, "grader_digest": digest,
                                                      "signature": f"sig-{row_id}"})
