@@ -93,7 +93,8 @@ def graded(service: Served, lms: Lms) -> dict[str, Any]:
     """Two students graded (maya's work, once as a hostile student with hostile file names), and the
     instructor (with a hostile name) launched."""
     hostile, page = launched(lms, Person("uid-hostile-r", HOSTILE_ID))
-    sent = upload(hostile, service.url, [(ZIP_NAME, hostile_zip())], page)
+    archive = hostile_zip()
+    sent = upload(hostile, service.url, [(ZIP_NAME, archive)], page)
     assert sent.status_code == 202, sent.text
     bob, bob_page = launched(lms, Person("uid-bob-r", "bob"))
     bob_sent = upload(bob, service.url, [example("ayesha.zip")], bob_page)
@@ -104,7 +105,7 @@ def graded(service: Served, lms: Lms) -> dict[str, Any]:
     teacher, dashboard = launched(lms, Person("uid-teacher-r", "teacher-r", roles=[INSTRUCTOR], name=TEACHER))
     [student] = [s for s in service.state.inbox.people("nn_module") if s != "bob"]
     return {"hostile": hostile, "hostile_id": student, "bob": bob, "teacher": teacher, "dashboard": dashboard,
-            "upload": done, "bob_upload": bob_done}
+            "upload": done, "bob_upload": bob_done, "zip": archive}
 
 
 def record_url(service: Served, student: str) -> str:
@@ -166,7 +167,7 @@ def test_a_students_page_shows_their_submissions_files_feedback_and_why(service:
     inbox = service.state.inbox
     [row] = inbox.of_student("nn_module", student)
     download = teacher.get(f"{service.url}/instructor/uploads/{row.id}")
-    assert download.status_code == 200 and download.content == hostile_zip()
+    assert download.status_code == 200 and download.content == graded["zip"]
     assert download.headers["Content-Disposition"].startswith("attachment")
     with zipfile.ZipFile(io.BytesIO(download.content)) as archive:
         names = [i.filename for i in archive.infolist()]
