@@ -93,7 +93,8 @@ def register(app: Flask, state: ServiceState) -> None:
     def instructor_upload(row_id: int) -> Any:
         who = staff()
         row = row_of(who, row_id)
-        name = download_name(f"{row.student}-{row.upload_id}-{spool_name(row.filename, row.kind)}",
+        owner = row.student.replace("/", "_").replace("\\", "_")
+        name = download_name(f"{owner}-{row.upload_id}-{spool_name(row.filename, row.kind)}",
                              f"upload-{row.upload_id}.{row.kind}")
         return send_file(io.BytesIO(inbox.upload(row.upload_id)), mimetype=DOWNLOAD_TYPES[row.kind],
                          as_attachment=True, download_name=name)
