@@ -3,7 +3,8 @@
 A student writes from their page about one of their own uploads (reached only through
 `Inbox.owned`: another's is 404); the message is a signed record of the ledger, and the thread
 (their messages and the instructor's answers) is shown on both sides. The adjustments in force
-on their grade are shown with their reasons, in their language, once the release shows the grade.
+on their grade are shown with their reasons, in their language, once the release shows the grade,
+and their extension (their own deadline, or the exemption from the late policy) at once.
 """
 
 from __future__ import annotations
@@ -21,17 +22,27 @@ from autograder.service.lti_launch import Launch
 from autograder.service.record_forms import FormProblem, text_field
 from autograder.service.records_view import Records, is_open
 from autograder.service.state import ServiceState, current_launch, texts
+from autograder.service.texts import with_times
 
 
 def regrade_view(records: Records, target: Assignment, who: Launch, now: datetime) -> dict[str, Any]:
     """What the student's page shows of their thread and of the adjustments of their grade."""
     ui = load_messages([ENGINE_MESSAGES], who.lang).get("ui", {})
+    rules = records.rules(target.id)
     shown = []
-    if release_of(target, who.student, now, records.rules(target.id)).level == ALL:
+    extension = rules.extensions.get(who.student)
+    if extension is not None:  # their own deadline (a time the page writes) or the exemption
+        if extension.deadline is not None:
+            text, parts = with_times(ui["note_extension"], deadline=extension.deadline)
+            shown.append({"text": text, "parts": parts, "at": None})
+        if extension.exempt:
+            shown.append({"text": ui["note_exempt"], "parts": [], "at": None})
+    if release_of(target, who.student, now, rules).level == ALL:
         for item in records.in_force(target.id, who.student):
             fields = {"points": signed_points(item.points), "reason": item.reason, "task": item.task,
                       "check": item.check_id}
-            shown.append({"text": ui[f"note_adjusted_{item.level}"].format(**fields), "at": item.made_at})
+            text = ui[f"note_adjusted_{item.level}"].format(**fields)
+            shown.append({"text": text, "parts": [], "at": item.made_at})
     thread = records.thread(target.id, who.student)
     return {"thread": thread, "thread_open": is_open(thread), "adjustments": shown}
 

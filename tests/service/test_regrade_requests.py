@@ -156,3 +156,20 @@ def test_a_held_release_hides_the_adjustments_from_the_student(service: Served, 
     assert "held until you release them" in record and "The student sees no score yet" in record
     teacher.post(service.url + "/instructor/release", data={"csrf_token": token, "mode": "now"})
     assert 'id="adjustment-notes"' in rina.get(service.url + "/student").text
+
+
+def test_the_student_reads_their_extension_in_their_language(service: Served, people: dict[str, Any]):
+    teacher, rina = people["teacher"], people["rina"]
+    record = teacher.get(f"{service.url}/instructor/students/rina").text
+    sent = teacher.post(service.url + "/instructor/extend", data={
+        "csrf_token": teacher.csrf(record), "student": "rina", "deadline_utc": "2030-03-01T06:00:00.000Z",
+        "deadline": "2030-03-01T12:00", "exempt": "1", "reason": "a family matter"})
+    assert "The extension is saved." in sent.text
+    mine = rina.get(service.url + "/student").text
+    assert '<time datetime="2030-03-01T06:00:00Z">' in mine  # her own deadline, a time her page writes
+    assert "late policy আপনার জন্য প্রযোজ্য নয়" in mine  # the exemption, in Bangla
+    assert "a family matter" not in mine  # the reason is the instructor's note, not hers to read
+    withdrawn = teacher.post(service.url + "/instructor/extend", data={
+        "csrf_token": teacher.csrf(record), "student": "rina", "reason": "back on time"})
+    assert "The extension is withdrawn." in withdrawn.text
+    assert '<time datetime="2030-03-01T06:00:00Z">' not in rina.get(service.url + "/student").text
