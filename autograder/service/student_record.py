@@ -76,13 +76,16 @@ def chart(timeline: list[Grading]) -> str:
     return " ".join(points)
 
 
-def record_of(inbox: Inbox, records: Records, target: Assignment, student: str,
-              now: datetime) -> dict[str, Any] | None:
-    """The student's record (None: the assignment has neither an upload nor a grade of theirs)."""
+def record_of(inbox: Inbox, records: Records, target: Assignment, student: str, now: datetime,
+              empty: bool = False) -> dict[str, Any] | None:
+    """The student's record (None: the assignment holds nothing of theirs, unless `empty` asks for
+    the page of a student who has not submitted yet: an extension given before they do)."""
     uploads = inbox.of_student(target.id, student)
     graded = current_result(inbox, target.id, student)
     thread = records.thread(target.id, student)
-    if not uploads and graded is None and not thread:
+    history = records.adjustments(target.id, student)
+    extensions = records.extensions(target.id, student)
+    if not (uploads or graded or thread or history or extensions or empty):
         return None
     signature = inbox.current_signature(target.id, student)
     views = []
@@ -95,11 +98,9 @@ def record_of(inbox: Inbox, records: Records, target: Assignment, student: str,
                       "current": any(g.current for g in gradings),
                       "files": files_of(upload.kind, inbox.upload(upload.id))})
     timeline.sort(key=lambda g: (g.at or "", g.id))
-    history = records.adjustments(target.id, student)
     standing = adjustments.adjusted(graded, history) if graded is not None else None
     made = {a["id"]: a["made"] for a in adjustments.applied(standing)} if standing is not None else {}
     active = {a.id for a in adjustments.in_force(history)}
-    extensions = records.extensions(target.id, student)
     deadline, exempt = extension_text(extensions[-1] if extensions else None)
     rules = records.rules(target.id)
     release: Release = release_of(target, student, now, rules)

@@ -43,7 +43,7 @@ from autograder.service.state import ServiceState, current_launch, texts
 from autograder.service.student_record import current_result, grading_result, record_of, scopes_of
 from autograder.service.texts import iso_text, look
 from autograder.service.upload_files import download_name, file_bytes
-from autograder.submissions.students import is_student_id
+from autograder.submissions.students import is_student_id, student_id
 
 LANGS = ("en", "bn")
 DOWNLOAD_TYPES = {"zip": "application/zip", "ipynb": "application/x-ipynb+json"}
@@ -79,7 +79,8 @@ def register(app: Flask, state: ServiceState) -> None:
         who = staff()
         t = texts(who.lang)
         target = settings.kit.assignment(who.assignment)
-        record = record_of(inbox, records, target, student, settings.clock.now()) \
+        empty = request.args.get("new") == "1"
+        record = record_of(inbox, records, target, student, settings.clock.now(), empty) \
             if is_student_id(student) else None
         if record is None:
             abort(404)
@@ -88,6 +89,16 @@ def register(app: Flask, state: ServiceState) -> None:
                                counts_text=t[f"class_counts_{target.counts}"], page=page,
                                flashed=get_flashed_messages(with_categories=True), signed=signed_points,
                                langs=LANGS, iso_of=iso_text, zone=zone_name(target), **look(who.lang))
+
+    @app.route("/instructor/students")
+    def instructor_find_student() -> Any:
+        """The page of the student whose id is typed (in the identity rule's form): one who has not
+        submitted yet too, so an extension can be given before they do."""
+        staff()
+        wanted = student_id(request.args.get("student", ""))
+        if not wanted:
+            return redirect(url_for("instructor_page"), code=303)
+        return redirect(url_for("instructor_student", student=wanted, new="1"), code=303)
 
     @app.route("/instructor/uploads/<int:row_id>")
     def instructor_upload(row_id: int) -> Any:

@@ -310,3 +310,16 @@ def test_no_page_shows_a_hostile_string_raw(service: Served, graded: dict[str, A
     assert "Choose what the adjustment is on" in pages["bad form"].text
     assert shown_escaped(pages["student"].text, REASON)  # the student reads the reason, as text
     assert shown_rows(pages["instructor"].text)[0][0] == student
+
+
+def test_an_extension_is_given_before_the_student_submits(service: Served, graded: dict[str, Any]):
+    teacher = graded["teacher"]
+    assert teacher.get(record_url(service, "newbie")).status_code == 404  # nothing of theirs yet
+    opened = teacher.get(service.url + "/instructor/students", params={"student": "  NewBie "})
+    assert opened.status_code == 200 and opened.url.endswith("/instructor/students/newbie?new=1")
+    assert "No upload through this tool." in opened.text and "No grade yet." in opened.text
+    sent = teacher.post(service.url + "/instructor/extend", data=form(
+        teacher, opened.text, student="newbie", deadline_utc="2030-01-02T00:00:00Z", reason="late enrolment"))
+    assert "The extension is saved." in sent.text
+    assert teacher.get(record_url(service, "newbie")).status_code == 200  # their record now holds one
+    assert graded["bob"].get(service.url + "/instructor/students?student=newbie").status_code == 403
