@@ -220,12 +220,14 @@ def verify(out: Path) -> None:
 def _register() -> None:
     from autograder.cli.cluster import worker
     from autograder.cli.export import export, gradescope
+    from autograder.cli.instructor import adjust, extend, release
     from autograder.cli.lti import lti, publish
     from autograder.cli.notebook import notebook
     from autograder.cli.serve import serve
     from autograder.cli.similarity import similarity
 
-    for command in (export, gradescope, publish, lti, notebook, serve, worker, similarity):
+    for command in (export, gradescope, publish, lti, notebook, serve, worker, similarity, adjust, extend,
+                    release):
         main.add_command(command)
     from autograder.cli.exam import exam
 

@@ -41,7 +41,8 @@ bom_option = click.option("--bom/--no-bom", default=True, show_default=True,
 
 
 def current_results(gradebook_path: Path, assignment_id: str) -> list[Any]:
-    """The current (latest) result of every student graded for the assignment."""
+    """The current result of every student graded for the assignment, with the instructor's
+    adjustments in force (the grade as it counts: what every export sends)."""
     from autograder.ledger.book import Gradebook, find_gradebook
 
     path = find_gradebook(gradebook_path)
@@ -50,7 +51,7 @@ def current_results(gradebook_path: Path, assignment_id: str) -> list[Any]:
     require_verified(gradebook_path, bool(click.get_current_context().meta.get("allow_unverified")))
     book = Gradebook(path)
     try:
-        results = book.current(assignment_id)
+        results = book.standing(assignment_id)
     finally:
         book.close()
     if not results:

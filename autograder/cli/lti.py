@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from autograder.cli.common import allow_unverified_option, friendly, require_verified
+from autograder.cli.common import allow_unverified_option, find_kit, friendly, kit_option, require_verified
 
 
 @click.group()
@@ -43,15 +43,22 @@ def publish() -> None:
 @click.option("--retry-delay", type=click.FloatRange(0.0, 60.0), default=1.0, show_default=True,
               help="First backoff delay in seconds (doubles each attempt, 30 s at most).")
 @allow_unverified_option
+@kit_option
 @friendly
 def publish_lti_command(out: Path, platform_file: Path, roster: Path | None, assignment: str | None,
-                        dry_run: bool, retries: int, retry_delay: float, allow_unverified: bool) -> None:
+                        dry_run: bool, retries: int, retry_delay: float, allow_unverified: bool,
+                        kit_dir: Path | None) -> None:
     """Post each student's score from the graded batch in OUT to the LMS line item (LTI 1.3 AGS).
+
+    What is sent is the grade as it counts (with the instructor's adjustments), as the release
+    rule lets its student see it now (`autograder release`; an exam's self-check policy before its
+    deadline): a held score is sent by a later publish, once released.
 
     Scores already sent unchanged are skipped; refused and pending ones are sent again. The log of
     every publish is the table lti_publishes in OUT/gradebook.sqlite. Exit code 4 when some scores
     were refused or are still pending.
     """
+    from autograder.errors import ConfigError
     from autograder.ledger.publish_log import iso_timestamp
     from autograder.platforms.lti.ags import RetryPolicy
     from autograder.platforms.lti.config import load_platform
@@ -61,7 +68,16 @@ def publish_lti_command(out: Path, platform_file: Path, roster: Path | None, ass
     require_verified(out, allow_unverified)
     config = load_platform(platform_file)
     policy = RetryPolicy(attempts=retries, base_delay=retry_delay)
-    report = publish_lti(out, config, roster=roster, assignment=assignment, dry_run=dry_run, retry=policy)
+    try:  # the assignment's config: an exam's deadline and self-check policy are part of the release rule
+        kit = find_kit(kit_dir)
+    except ConfigError as exc:
+        if kit_dir is not None:
+            raise
+        kit = None
+        click.echo(f"note: no kit here ({exc}): the ledger's release records alone decide what is sent "
+                   "(pass --kit for an exam's deadline)", err=True)
+    report = publish_lti(out, config, roster=roster, assignment=assignment, dry_run=dry_run, retry=policy,
+                         kit=kit)
     for note in report.notes:
         click.echo(note)
     if report.unmatched:
@@ -82,6 +98,8 @@ def publish_lti_command(out: Path, platform_file: Path, roster: Path | None, ass
         click.echo(f"refused: {student}: {message}", err=True)
     for student, message in report.pending.items():
         click.echo(f"pending: {student}: {message}", err=True)
+    if report.held:
+        click.echo(f"held by the release rule (sent once released): {', '.join(report.held)}", err=True)
     click.echo(report.summary())
     if not report.complete:
         raise LtiPublishIncomplete(

@@ -192,6 +192,10 @@ class Gradebook:
         """The rows of one kind of record, oldest first (a file from before them has none)."""
         return records.rows(self.db, kind, assignment, student)
 
+    def newest_record(self, kind: RecordKind, assignment: str) -> int:
+        """The id of the assignment's newest record of `kind` (0: none)."""
+        return records.newest(self.db, kind, assignment)
+
     def adjustments(self, assignment: str, student: str | None = None) -> list[adjustments.Adjustment]:
         """Every adjustment of the assignment (of one student), oldest first: history and in force."""
         return [adjustments.Adjustment.of(r) for r in self.records(records.ADJUSTMENT, assignment, student)]

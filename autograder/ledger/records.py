@@ -72,6 +72,14 @@ def rows(db: sqlite3.Connection, kind: RecordKind, assignment: str | None = None
     return [dict(zip(names, r, strict=True)) for r in db.execute(query + " ORDER BY id", args)]
 
 
+def newest(db: sqlite3.Connection, kind: RecordKind, assignment: str) -> int:
+    """The id of the assignment's newest record of `kind` (0: none): what a watcher compares."""
+    if not schema.has_table(db, kind.table):
+        return 0
+    found = db.execute(f"SELECT MAX(id) FROM {kind.table} WHERE assignment = ?", (assignment,)).fetchone()
+    return int(found[0] or 0)
+
+
 def signed_values(body: Mapping[str, Any], kind: RecordKind) -> dict[str, Any]:
     """A record as its signed entry holds it (with `id`): what verify reads instead of the table."""
     return {"id": int(body.get("row", 0)), **{c: body.get(c) for c in kind.columns}}

@@ -8,7 +8,7 @@ keeps in service/inbox.py) raises SCHEMA_VERSION here and adds its step to `_upg
 Versions: 0, gradings without their key; 1, gradings keyed by submission and graders, signed;
 2, the signed, hash-chained log (`ledger_log`, `ledger_heads`) and each grading's folder; 3, the
 instructor's records, each signed by an entry of the log (`adjustments`, `extensions`, `releases`,
-`regrade_messages`: records.py), and the inbox's `touched` (what another process's page waits on).
+`regrade_messages`: records.py).
 """
 
 from __future__ import annotations
@@ -20,11 +20,9 @@ from autograder.submissions.students import is_student_id
 
 SCHEMA_VERSION = 3
 LOG_VERSION = 2  # the first version with the signed log: older files are read as from before it
-# The tables, each at the schema version that last changed it (`received`, `upload_attempts`:
-# service/inbox.py).
+# The tables, each at the schema version that last changed it (`received`: service/inbox.py).
 TABLES = {"gradings": 2, "ledger_log": 2, "ledger_heads": 2, "claims": 1, "lti_publishes": 1,
-          "received": 3, "adjustments": 3, "extensions": 3, "releases": 3, "regrade_messages": 3,
-          "upload_attempts": 3}
+          "received": 1, "adjustments": 3, "extensions": 3, "releases": 3, "regrade_messages": 3}
 
 GRADINGS = """
 CREATE TABLE IF NOT EXISTS gradings (

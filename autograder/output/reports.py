@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -32,24 +31,6 @@ ENGLISH_UI = {
 }
 
 
-_CODE_SPAN = re.compile(r"(`[^`\n]+`)")
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
-
-
-def gradescope_output(text: str) -> tuple[str, str]:
-    """A test's output and its Gradescope format: Markdown (`md`) where the feedback holds code spans
-    (as the catalogues write technical terms), with everything outside them escaped, so a student's
-    `*args` or `<b>` quoted in it stays as written, each line its own; plain `text` otherwise."""
-    if not _CODE_SPAN.search(text):
-        return text, "text"
-    lines = []
-    for line in text.split("\n"):
-        parts = _CODE_SPAN.split(line)
-        lines.append("".join(part if index % 2 else _MD_SPECIAL.sub(r"\\\1", part)
-                             for index, part in enumerate(parts)))
-    return "  \n".join(lines), "md"
-
-
 def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
     """results.json in Gradescope's schema; every test tagged with its task id. A result with the
     instructor's adjustments keeps each check's points as graded (what its signature covers), the
@@ -64,7 +45,6 @@ def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
     for t_index, task in enumerate(result.tasks, start=1):
         for c_index, check in enumerate(task.checks, start=1):
             score = round(check.score - on_check.get((task.task, check.check_id), 0.0), 6)
-            output, form = gradescope_output(check.feedback)
             tests.append(
                 {
                     "name": f"{task.task}: {check.title}",
@@ -72,8 +52,8 @@ def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
                     "score": score,
                     "max_score": check.max_score,
                     "status": "passed" if score >= check.max_score else "failed",
-                    "output": output,
-                    "output_format": form,
+                    "output": check.feedback,
+                    "output_format": "text",
                     "visibility": VISIBLE if check.public else HIDDEN,
                     "tags": [task.task],
                     "extra_data": {"check_id": check.check_id, "message_key": check.message_key},

@@ -16,7 +16,7 @@ from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult, result_from_dict
 from autograder.service.inbox import Inbox, Received
 from autograder.service.queue import TEXT
-from autograder.service.release import NONE, PUBLIC, Release, release_of, visible
+from autograder.service.release import NONE, PUBLIC, Release, Rules, release_of, visible
 from autograder.service.texts import iso_text, with_times
 
 
@@ -41,7 +41,9 @@ class Listing:
         self.target = target
         self.student = student
         self.t = t
-        self.release = release_of(target, student, now)
+        with inbox.lock:  # the ledger's release record and extensions (the connection is the inbox's)
+            rules = Rules.of(inbox.book, target.id)
+        self.release = release_of(target, student, now, rules)
         self.current = inbox.current_signature(target.id, student)
         self._results: dict[int, dict[str, Any] | None] = {}
 
@@ -53,7 +55,13 @@ class Listing:
     def shown(self, row: Received) -> SubmissionResult | None:
         """The released part of a graded row's result (None: nothing of it may be seen yet)."""
         data = self._result(row)
-        return visible(result_from_dict(data), self.release) if data else None
+        if not data:
+            return None
+        result = result_from_dict(data)
+        if self._signature(row) == self.current != "":  # the current grade, as it counts: adjusted
+            with self.inbox.lock:
+                result = self.inbox.book.adjusted(result)
+        return visible(result, self.release)
 
     def upload(self, upload: Received) -> dict[str, Any]:
         """One upload with its history and the grading it shows."""

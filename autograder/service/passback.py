@@ -1,10 +1,14 @@
 """AGS score passback from the service: each student's current grade, as the release rule lets them see it.
 
-What is sent is what the student's page shows (service/release.py): the whole grade once it is
-released; before an exam's deadline with `check = "public"`, the public checks' score alone,
-marked Pending (Submitted / Pending: no final grade in the LMS yet); with `check = "none"`,
-nothing. A release clock sends the whole grades when the release comes (and, started again, what
-a stopped server missed; hourly, whatever is still pending).
+What is sent is the grade as it counts (the instructor's adjustments applied) as the student's page
+shows it (service/release.py, with the ledger's release record and extensions): the whole grade once
+it is released; nothing while the instructor holds the assignment (`autograder release --hold`, or
+until its `--at` time); before an exam's deadline with `check = "public"`, the public checks' score
+alone, marked Pending (Submitted / Pending: no final grade in the LMS yet); with `check = "none"`,
+nothing. A release clock sends the held grades when the release comes: its time, or a release or
+an adjustment recorded by another process (it looks at the ledger every POLL_SECONDS), or at once
+when woken (`wake`, after the service's own release button); started again, what a stopped server
+missed; hourly, whatever is still pending.
 
 It reuses the batch publish (platforms/lti/publish.py `publish_scores`) and its log in the gradebook
 (lti_publishes), so a score the platform already holds is not sent again and a failed one is retried
@@ -26,6 +30,7 @@ from pathlib import Path
 from autograder.config import Kit
 from autograder.errors import AutograderError
 from autograder.grading.results import SubmissionResult
+from autograder.ledger import records
 from autograder.ledger.book import Gradebook
 from autograder.ledger.publish_log import PublishLog
 from autograder.platforms.lti.ags import AgsClient, RetryPolicy
@@ -34,13 +39,14 @@ from autograder.platforms.lti.keys import load_private_key
 from autograder.platforms.lti.publish import PublishReport, publish_scores
 from autograder.platforms.lti.scores import ScoreView
 from autograder.service.inbox import Inbox, Received
-from autograder.service.release import next_change, release_of, visible
+from autograder.service.release import Rules, next_change, release_of, visible
 from autograder.service.settings import Clock, LaunchConfig
 from autograder.service.texts import plain_time, texts
 from autograder.submissions.students import student_key
 
 log = logging.getLogger("autograder.service")
-SWEEP_SECONDS = 3600.0  # the release clock looks at every assignment at least this often
+SWEEP_SECONDS = 3600.0  # the release clock sends every assignment at least this often
+POLL_SECONDS = 10.0  # and looks at the ledger's records (a release, an adjustment) this often
 
 
 class Passback:
@@ -97,10 +103,13 @@ class Passback:
         """The instructor's publish: every student's current grade, as released now."""
         return self.executor.submit(self._send, assignment, None).result()
 
-    def view(self, result: SubmissionResult, lang: str) -> ScoreView | None:
+    def view(self, result: SubmissionResult, lang: str, rules: Rules | None = None) -> ScoreView | None:
         """What the platform may be sent of `result` now: exactly what its student may see."""
         target = self.kit.assignment(result.assignment)
-        release = release_of(target, result.student, self.clock.now())
+        if rules is None:
+            with self.lock:
+                rules = Rules.of(self.book, result.assignment)
+        release = release_of(target, result.student, self.clock.now(), rules)
         shown = visible(result, release)
         if shown is None:
             return None
@@ -118,7 +127,8 @@ class Passback:
                 by_lineitem[row.lineitem][student] = row
         total: PublishReport | None = None
         with self.lock:
-            current = {r.student: r for r in self.book.current(assignment)}
+            current = {r.student: r for r in self.book.standing(assignment)}  # adjusted: as it counts
+            rules = Rules.of(self.book, assignment)
             for lineitem, rows in by_lineitem.items():
                 results = [current[s] for s in sorted(rows) if s in current]
                 if not results:
@@ -128,7 +138,7 @@ class Passback:
                 langs = {s: r.lang for s, r in rows.items()}
 
                 def released(result: SubmissionResult, langs: dict[str, str] = langs) -> ScoreView | None:
-                    return self.view(result, langs.get(result.student, "en"))
+                    return self.view(result, langs.get(result.student, "en"), rules)
 
                 try:
                     report = publish_scores(client, PublishLog(self.book), client.config, results, assignment,
@@ -149,7 +159,7 @@ class Passback:
     def _release_clock(self) -> None:
         """Send an assignment's grades whenever what its students may see changed (its release came),
         and every assignment's at the start and at least hourly (what is still pending goes again)."""
-        seen: dict[str, tuple[tuple[str, str], ...]] = {}  # assignment -> each student's release level
+        seen: dict[str, tuple[object, ...]] = {}  # assignment -> its records in force, each student's level
         full: float = -SWEEP_SECONDS  # when every assignment was last sent (monotonic seconds)
         while not self._stop.is_set():
             now = self.clock.now()
@@ -161,15 +171,19 @@ class Passback:
                 except AutograderError:
                     continue  # no longer in grading.toml: nothing of it is served
                 students = sorted(self.inbox.people(aid))
-                levels = tuple((s, release_of(target, s, now).level) for s in students)
+                with self.lock:
+                    rules = Rules.of(self.book, aid)
+                    adjusted = self.book.newest_record(records.ADJUSTMENT, aid)
+                levels = (rules.hold.record, adjusted,
+                          *((s, release_of(target, s, now, rules).level) for s in students))
                 if due or seen.get(aid) != levels:
                     self.executor.submit(self._send, aid, None)
                     seen[aid] = levels
-                later = next_change(target, students, now)
+                later = next_change(target, students, now, rules)
                 if later is not None:
                     upcoming.append(later)
             if due:
                 full = time.monotonic()
-            wait = min([SWEEP_SECONDS, *((m - now).total_seconds() for m in upcoming)])
+            wait = min([POLL_SECONDS, *((m - now).total_seconds() for m in upcoming)])
             self._wake.wait(timeout=max(0.5, wait))
             self._wake.clear()

@@ -28,6 +28,7 @@ from autograder.grading.options import GradeOptions
 from autograder.grading.pool import GradingPool
 from autograder.grading.provenance import grader_digest, submission_digest
 from autograder.grading.results import SubmissionResult
+from autograder.ledger.release import extensions_of
 from autograder.service.door import spool_name
 from autograder.service.inbox import Inbox, Received
 from autograder.submissions.collect import collect
@@ -133,7 +134,10 @@ class GradingQueue:
             target = self.kit.assignment(row.assignment)
             collected = collect(path, target.given, target)
             received = datetime.fromisoformat(row.received_at)
-            plan = plan_for(self.kit, target.id, self.secret, {student_key(row.student): received})
+            with self.inbox.lock:  # each student's extension (the ledger's), for the late policy
+                extensions = extensions_of(self.inbox.book, target.id)
+            plan = plan_for(self.kit, target.id, self.secret, {student_key(row.student): received},
+                            extensions)
             context = plan.context(path, row.student) if plan is not None else ""
             key = (submission_digest(collected, context), self._grader_digest(target.id, row.lang))
             known = None if row.regrade else self.inbox.current_grade(target.id, row.student, key)

@@ -73,7 +73,7 @@ def register(app: Flask, state: ServiceState) -> None:
         target = settings.kit.assignment(who.assignment)
         now = settings.clock.now()
         try:
-            closed = exam_rules.refusal(target, now)
+            closed = exam_rules.refusal_for(target, who.student, state.inbox, now)  # extensions too
             if closed is not None:
                 text, parts = with_times(t[closed[0]], **closed[1])
                 raise UploadProblem(text, 403, parts)

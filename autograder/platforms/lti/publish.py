@@ -20,13 +20,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
 import requests
 
+from autograder.config import Assignment, Kit
+from autograder.grading.course import ENGINE_MESSAGES, load_messages
 from autograder.grading.results import SubmissionResult
 from autograder.ledger.book import Gradebook, find_gradebook
 from autograder.ledger.publish_log import PublishLog, iso_timestamp
+from autograder.ledger.release import Release, Rules, release_of, visible
 from autograder.platforms.lti.ags import AgsClient, RetryPolicy, platform_message
 from autograder.platforms.lti.config import PlatformConfig
 from autograder.platforms.lti.errors import AuthRejected, LtiError, PlatformUnavailable, TokenRefused
@@ -61,10 +65,39 @@ class PublishReport:
         if self.dry_run:
             return (f"dry run: would send {len(self.planned)} scores to {self.lineitem} "
                     f"({len(self.up_to_date)} up to date, {len(self.unmatched)} unmatched)")
+        held = f", held {len(self.held)} (not released yet)" if self.held else ""
         return (
             f"sent {len(self.sent)}, refused {len(self.refused)}, pending {len(self.pending)}, "
-            f"up to date {len(self.up_to_date)}, unmatched {len(self.unmatched)} -> {self.lineitem}"
+            f"up to date {len(self.up_to_date)}, unmatched {len(self.unmatched)}{held} -> {self.lineitem}"
         )
+
+
+def public_only_note(release: Release, lang: str = "en", tz: tzinfo | None = None) -> str:
+    """What the LMS comment says of a score a release rule shows in part (the service's catalogue)."""
+    if release.until is None:
+        return ""
+    moment = release.until.astimezone(tz or UTC)
+    stamp = moment.strftime("%Y-%m-%d %H:%M:%S ") + (moment.tzname() or moment.strftime("%z"))
+    texts = load_messages([ENGINE_MESSAGES / "service"], lang).get("service", {})
+    return str(texts["lms_public_only"]).format(deadline=stamp)
+
+
+def release_view(target: Assignment, rules: Rules, now: datetime,
+                 lang: str = "en") -> Callable[[SubmissionResult], ScoreView | None]:
+    """What the release rule (ledger/release.py) lets the LMS be sent of each result at `now`:
+    exactly what its student may see (None: nothing yet; partial: Pending, with its note)."""
+
+    def view(result: SubmissionResult) -> ScoreView | None:
+        release = release_of(target, result.student, now, rules)
+        shown = visible(result, release)
+        if shown is None:
+            return None
+        if release.complete or release.until is None:
+            return ScoreView(shown)
+        tz = target.exam.tz if target.exam is not None else None
+        return ScoreView(shown, final=False, note=public_only_note(release, lang, tz))
+
+    return view
 
 
 def open_gradebook(out: Path) -> Gradebook:
@@ -97,8 +130,13 @@ def publish_lti(
     retry: RetryPolicy | None = None,
     session: requests.Session | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    kit: Kit | None = None,
+    now: datetime | None = None,
 ) -> PublishReport:
-    """Post the current score of every student of the graded batch in `out` to the platform.
+    """Post the current score of every student of the graded batch in `out` to the platform: the
+    grade as it counts (the instructor's adjustments applied), as the release rule lets its student
+    see it at `now` (`kit`: the assignment's config, for an exam's deadline; without it, the
+    ledger's release records alone). A held score is in the report's `held`, sent at a later publish.
 
     Raises LtiError for configuration problems found before anything is sent (and for a token
     refused while looking up the roster or the line item); scores the platform refused or that
@@ -109,11 +147,14 @@ def publish_lti(
     client = AgsClient(config, key, retry=retry, session=session, sleep=sleep)
     try:
         aid = _assignment_id(book, assignment or config.assignment)
-        results = book.current(aid)
+        results = book.standing(aid)
         if not results:
             raise LtiError(f"{book.path} holds no graded submissions of assignment {aid!r}")
+        rule = (kit.assignments.get(aid) if kit is not None else None) or Assignment(aid, aid, out, (), ())
+        view = release_view(rule, Rules.of(book, aid), now or datetime.now(UTC))
         log = PublishLog(book, create=not dry_run)  # a dry run writes nothing, not even the table
-        report = publish_scores(client, log, config, results, aid, _user_ids(client, config, roster), dry_run)
+        report = publish_scores(client, log, config, results, aid, _user_ids(client, config, roster), dry_run,
+                                view=view)
         report.token_requests = client.token_requests
         return report
     except (TokenRefused, AuthRejected, PlatformUnavailable) as exc:
