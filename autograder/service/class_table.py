@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from autograder.ledger.adjustments import applied, signed_points
 from autograder.output.spreadsheet import safe_cell
 from autograder.service.inbox import Inbox
-from autograder.service.records_view import Records, is_open
+from autograder.service.records_view import Records
 from autograder.service.texts import iso_text
 
 SORTS = ("student", "last", "score")
@@ -65,7 +65,7 @@ def class_rows(inbox: Inbox, records: Records, assignment: str, t: Mapping[str, 
     with inbox.lock:
         standing = {r.student: r for r in inbox.book.standing(assignment)}
     people = inbox.people(assignment)
-    threads = records.threads(assignment)
+    waiting = set(records.open_requests(assignment))
     extended = records.rules(assignment).extensions  # student -> their extension in force
     rows = []
     for student, result in standing.items():
@@ -77,7 +77,7 @@ def class_rows(inbox: Inbox, records: Records, assignment: str, t: Mapping[str, 
             notes.append(t["note_adjusted"].format(points=signed_points(made)))
         if student in extended:
             notes.append(t["note_extension"])
-        if is_open(threads.get(student, [])):
+        if student in waiting:
             notes.append(t["note_request_open"])
         last = iso_text(people[student].received_at) if student in people else None
         rows.append(ClassRow(student, last, result.score, result.max_score, tuple(notes)))

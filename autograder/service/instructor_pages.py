@@ -25,7 +25,7 @@ from autograder.service import student_record_pages
 from autograder.service.class_table import View, class_csv, class_rows
 from autograder.service.lti_launch import Launch
 from autograder.service.record_forms import FormProblem, moment_field, zone_name
-from autograder.service.records_view import Records, author_of, release_state
+from autograder.service.records_view import InstructorError, Records, author_of, release_state
 from autograder.service.state import ServiceState, current_launch, texts
 from autograder.service.texts import iso, iso_text, look
 
@@ -96,7 +96,11 @@ def register(app: Flask, state: ServiceState) -> None:
         except FormProblem as problem:
             flash(t[problem.key].format(**problem.fields), "error")
             return redirect(url_for("instructor_page") + "#release", code=303)
-        records.release(target.id, mode, at, author_of(who))
+        try:
+            records.release(target.id, mode, at, author_of(who))
+        except InstructorError as refused:
+            flash(t["form_refused"].format(why=str(refused)), "error")
+            return redirect(url_for("instructor_page") + "#release", code=303)
         if state.passback is not None:
             state.passback.wake()
         flash(t["release_saved"], "ok")

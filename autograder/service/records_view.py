@@ -1,11 +1,10 @@
-"""The instructor's records as the service writes and reads them: adjustments, extensions, release, regrades.
+"""The instructor's records as the service's pages write and read them: adjustments, extensions, regrades.
 
-Every record goes through the ledger's API (ledger/records.py through `Gradebook.recording`), so
-each is signed by its log entry like a grade; the service adds only who wrote it (the launch) and
-when (the service's clock), on the inbox's connection under the inbox's lock. A regrade thread is
-a student's messages (`student`, each about one upload) and the instructor's answers
-(`instructor`, closing the thread or not, with the adjustment they made, if any): it is open while
-a student's message is newer than the last answer that closed it.
+Every act goes through the ledger's API (ledger/instructor.py, ledger/regrades.py), which checks it
+and records it signed by its log entry like a grade; the service adds only who wrote it (the
+launch), when (the service's clock), and the inbox's lock around the gradebook's connection that
+its request threads share. An act the ledger refuses raises InstructorError before anything is
+written: the page says so in its own words.
 """
 
 from __future__ import annotations
@@ -15,38 +14,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from autograder.ledger import records
+from autograder.config import Assignment
+from autograder.ledger import instructor, records, regrades
 from autograder.ledger.adjustments import Adjustment, in_force
-from autograder.ledger.release import AT, HELD, NOW, Rules, moment
-from autograder.service.inbox import Inbox, utc_now
+from autograder.ledger.instructor import ExtensionAsked, InstructorError
+from autograder.ledger.regrades import Message
+from autograder.ledger.release import AT, HELD, Rules, moment
+from autograder.service.inbox import Inbox
 from autograder.service.lti_launch import Launch
 from autograder.service.settings import Clock
 
-STUDENT, INSTRUCTOR = "student", "instructor"
-MAX_TEXT = 4000  # characters of a message or a reason: a page, not a file
+MAX_TEXT = regrades.TEXT_LIMIT  # characters of a message or a reason: a page, not a file
 
-
-@dataclass(frozen=True)
-class Message:
-    """One message of a regrade thread."""
-
-    id: int
-    student: str
-    role: str  # student | instructor
-    author: str
-    text: str
-    upload: int | None  # the upload a student's request is about
-    closes: bool  # an answer that closes the thread
-    adjustment: int | None  # the adjustment an answer made
-    made_at: str
-
-    @classmethod
-    def of(cls, row: Mapping[str, Any]) -> Message:
-        upload, adjustment = row.get("upload"), row.get("adjustment")
-        return cls(int(row["id"]), str(row["student"]), str(row["role"]), str(row["author"]),
-                   str(row["text"]),
-                   int(upload) if upload is not None else None, bool(row["closes"]),
-                   int(adjustment) if adjustment is not None else None, str(row["made_at"]))
+__all__ = ["MAX_TEXT", "InstructorError", "Message", "Records", "Scope", "author_of"]
 
 
 @dataclass(frozen=True)
@@ -64,12 +44,6 @@ def author_of(who: Launch) -> str:
     return who.user_id or who.student
 
 
-def is_open(thread: list[Message]) -> bool:
-    """Whether a student's message waits for an answer that closes the thread."""
-    closed = max((m.id for m in thread if m.role == INSTRUCTOR and m.closes), default=0)
-    return any(m.role == STUDENT and m.id > closed for m in thread)
-
-
 class Records:
     """The ledger's records of the service's gradebook, written and read under the inbox's lock."""
 
@@ -77,9 +51,6 @@ class Records:
         self.inbox = inbox
         self.book = inbox.book
         self.clock = clock
-
-    def _now(self) -> str:
-        return utc_now(self.clock.now())
 
     # -- reading -------------------------------------------------------------------------------
     def rules(self, assignment: str) -> Rules:
@@ -101,78 +72,55 @@ class Records:
 
     def thread(self, assignment: str, student: str) -> list[Message]:
         with self.inbox.lock:
-            return [Message.of(r) for r in self.book.records(records.REGRADE_MESSAGE, assignment, student)]
+            return regrades.thread(self.book, assignment, student)
 
-    def threads(self, assignment: str) -> dict[str, list[Message]]:
-        """student -> their thread, for every student who wrote or was written to."""
+    def is_open(self, assignment: str, student: str) -> bool:
+        """Whether the student's regrade request waits for an answer that closes it."""
         with self.inbox.lock:
-            found = self.book.records(records.REGRADE_MESSAGE, assignment)
-        threads: dict[str, list[Message]] = {}
-        for row in found:
-            message = Message.of(row)
-            threads.setdefault(message.student, []).append(message)
-        return threads
+            return regrades.open_request(self.book, assignment, student) is not None
 
     def open_requests(self, assignment: str) -> list[str]:
-        """The students whose regrade request waits for an answer, in order of the oldest waiting."""
-        waiting = [(min(m.id for m in thread if m.role == STUDENT), student)
-                   for student, thread in self.threads(assignment).items() if is_open(thread)]
-        return [student for _, student in sorted(waiting)]
+        """The students whose regrade request waits for an answer, the oldest request first."""
+        with self.inbox.lock:
+            return [r.student for r in regrades.open_requests(self.book, assignment)]
 
     # -- writing -------------------------------------------------------------------------------
-    def adjust(self, assignment: str, student: str, scope: Scope, points: float, reason: str,
+    def adjust(self, target: Assignment, student: str, scope: Scope, points: float, reason: str,
                author: str) -> int:
         """Record an adjustment (0 points undoes the one in force of that scope); its id."""
-        with self.inbox.lock, self.book.recording() as add:
-            values = self._adjustment(assignment, student, scope, points, reason, author)
-            return add(records.ADJUSTMENT, values)
+        with self.inbox.lock:
+            made = instructor.adjust(self.book, target, student, points, reason, author, task=scope.task,
+                                     check_id=scope.check_id, now=self.clock.now())
+        return made.adjustment.id
 
-    def _adjustment(self, assignment: str, student: str, scope: Scope, points: float, reason: str,
-                    author: str, request: int | None = None) -> dict[str, Any]:
-        return {"assignment": assignment, "student": student, "task": scope.task, "check_id": scope.check_id,
-                "points": float(points), "reason": reason, "author": author, "made_at": self._now(),
-                "request": request}
-
-    def extend(self, assignment: str, student: str, deadline: datetime | None, exempt: bool, reason: str,
+    def extend(self, target: Assignment, student: str, deadline: datetime | None, exempt: bool, reason: str,
                author: str) -> int:
         """Record a student's extension (no deadline and no exemption withdraws theirs); its id."""
-        values = {"assignment": assignment, "student": student,
-                  "deadline": deadline.isoformat() if deadline is not None else "", "exempt": int(exempt),
-                  "reason": reason, "author": author, "made_at": self._now()}
-        with self.inbox.lock, self.book.recording() as add:
-            return add(records.EXTENSION, values)
+        with self.inbox.lock:
+            [row] = instructor.extend(self.book, target, [ExtensionAsked(student, deadline, exempt, reason)],
+                                      author, now=self.clock.now())
+        return row
 
-    def release(self, assignment: str, mode: str, at: datetime | None, author: str) -> int:
-        """Record the assignment's release: held (until the button), at a moment, or now; its id."""
-        if mode not in (HELD, AT, NOW) or (mode == AT) != (at is not None):
-            raise ValueError(f"a release is held, now, or at a moment: not {mode!r} at {at!r}")
-        values = {"assignment": assignment, "mode": mode, "release_at": at.isoformat() if at else "",
-                  "author": author, "made_at": self._now()}
-        with self.inbox.lock, self.book.recording() as add:
-            return add(records.RELEASE, values)
+    def release(self, assignment: str, mode: str, at: datetime | None, author: str) -> None:
+        """Record the assignment's release: held (until the button), at a moment, or now."""
+        with self.inbox.lock:
+            instructor.release(self.book, assignment, mode, author, at, now=self.clock.now())
 
     def ask(self, assignment: str, student: str, text: str, upload: int) -> int:
         """A student's regrade request about one of their uploads; its id."""
-        values = {"assignment": assignment, "student": student, "role": STUDENT, "author": student,
-                  "text": text, "upload": upload, "closes": 0, "adjustment": None, "made_at": self._now()}
-        with self.inbox.lock, self.book.recording() as add:
-            return add(records.REGRADE_MESSAGE, values)
+        with self.inbox.lock:
+            return regrades.ask(self.book, assignment, student, text, upload, now=self.clock.now()).id
 
-    def answer(self, assignment: str, student: str, text: str, author: str, closes: bool,
+    def answer(self, target: Assignment, student: str, text: str, author: str, closes: bool,
                change: tuple[Scope, float] | None = None) -> tuple[int, int | None]:
         """The instructor's answer to a student's thread, with the adjustment it makes (its reason is
-        the answer's text) in the same transaction: (message id, adjustment id or None)."""
-        thread = self.thread(assignment, student)
-        asked = max((m.id for m in thread if m.role == STUDENT), default=None)
-        with self.inbox.lock, self.book.recording() as add:
-            made = None
-            if change is not None:
-                values = self._adjustment(assignment, student, change[0], change[1], text, author, asked)
-                made = add(records.ADJUSTMENT, values)
-            values = {"assignment": assignment, "student": student, "role": INSTRUCTOR, "author": author,
-                      "text": text, "upload": None, "closes": int(closes), "adjustment": made,
-                      "made_at": self._now()}
-            return add(records.REGRADE_MESSAGE, values), made
+        the answer's text): (message id, adjustment id or None)."""
+        scope, points = change if change is not None else (Scope(), None)
+        with self.inbox.lock:
+            message, made = regrades.answer(self.book, target, student, text, author, points=points,
+                                            task=scope.task, check_id=scope.check_id, closes=closes,
+                                            now=self.clock.now())
+        return message.id, made.adjustment.id if made is not None else None
 
 
 def release_state(rules: Rules) -> tuple[str, datetime | None]:

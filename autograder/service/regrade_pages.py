@@ -20,7 +20,7 @@ from autograder.ledger.adjustments import signed_points
 from autograder.ledger.release import ALL, release_of
 from autograder.service.lti_launch import Launch
 from autograder.service.record_forms import FormProblem, text_field
-from autograder.service.records_view import Records, is_open
+from autograder.service.records_view import InstructorError, Records
 from autograder.service.state import ServiceState, current_launch, texts
 from autograder.service.texts import with_times
 
@@ -43,8 +43,8 @@ def regrade_view(records: Records, target: Assignment, who: Launch, now: datetim
                       "check": item.check_id}
             text = ui[f"note_adjusted_{item.level}"].format(**fields)
             shown.append({"text": text, "parts": [], "at": item.made_at})
-    thread = records.thread(target.id, who.student)
-    return {"thread": thread, "thread_open": is_open(thread), "adjustments": shown}
+    return {"thread": records.thread(target.id, who.student),
+            "thread_open": records.is_open(target.id, who.student), "adjustments": shown}
 
 
 def register(app: Flask, state: ServiceState) -> None:
@@ -71,6 +71,10 @@ def register(app: Flask, state: ServiceState) -> None:
         if wait:
             flash(t["busy"], "error")
             return redirect(url_for("student_page") + "#regrade", code=303)
-        records.ask(who.assignment, who.student, text, row.id)
+        try:
+            records.ask(who.assignment, who.student, text, row.id)
+        except InstructorError:  # nothing of theirs is graded yet: nothing to look at again
+            flash(t["request_needs_grade"], "error")
+            return redirect(url_for("student_page") + "#regrade", code=303)
         flash(t["request_saved"], "ok")
         return redirect(url_for("student_page") + "#regrade", code=303)

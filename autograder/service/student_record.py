@@ -18,7 +18,7 @@ from autograder.grading.results import SubmissionResult, result_from_dict
 from autograder.ledger import adjustments
 from autograder.ledger.release import Release, release_of
 from autograder.service.inbox import Inbox, Received
-from autograder.service.records_view import Records, extension_text, is_open, release_state
+from autograder.service.records_view import Records, extension_text, release_state
 from autograder.service.texts import iso, iso_text
 from autograder.service.upload_files import files_of
 
@@ -114,7 +114,7 @@ def record_of(inbox: Inbox, records: Records, target: Assignment, student: str, 
                       "row": extensions[-1] if extensions else None},
         "release": {"key": state_key, "at": iso(state_at) if state_at else None, "level": release.level,
                     "until": iso(release.until) if release.until else None},
-        "thread": thread, "open": is_open(thread),
+        "thread": thread, "open": records.is_open(target.id, student),
         "scopes": scopes_of(graded, target),
     }
 

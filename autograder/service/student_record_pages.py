@@ -38,7 +38,7 @@ from autograder.service.record_forms import (
     text_field,
     zone_name,
 )
-from autograder.service.records_view import Records, author_of
+from autograder.service.records_view import InstructorError, Records, author_of
 from autograder.service.state import ServiceState, current_launch, texts
 from autograder.service.student_record import current_result, grading_result, record_of, scopes_of
 from autograder.service.texts import iso_text, look
@@ -156,7 +156,11 @@ def register(app: Flask, state: ServiceState) -> None:
         except FormProblem as problem:
             flash(t[problem.key].format(**problem.fields), "error")
             return back(student, "adjust")
-        records.adjust(target.id, student, scope, points, reason, author_of(who))
+        try:
+            records.adjust(target, student, scope, points, reason, author_of(who))
+        except InstructorError as refused:
+            flash(t["form_refused"].format(why=str(refused)), "error")
+            return back(student, "adjust")
         flash(t["adjusted_saved"].format(points=signed_points(points)), "ok")
         send_grade(target.id, student)
         return back(student, "standing")
@@ -174,7 +178,11 @@ def register(app: Flask, state: ServiceState) -> None:
         except FormProblem as problem:
             flash(t[problem.key].format(**problem.fields), "error")
             return back(student, "extend")
-        records.extend(target.id, student, deadline, exempt, reason, author_of(who))
+        try:
+            records.extend(target, student, deadline, exempt, reason, author_of(who))
+        except InstructorError as refused:
+            flash(t["form_refused"].format(why=str(refused)), "error")
+            return back(student, "extend")
         flash(t["extension_saved" if deadline is not None or exempt else "extension_withdrawn"], "ok")
         send_grade(target.id, student)
         return back(student, "standing")
@@ -195,7 +203,11 @@ def register(app: Flask, state: ServiceState) -> None:
         except FormProblem as problem:
             flash(t[problem.key].format(**problem.fields), "error")
             return back(student, "thread")
-        records.answer(target.id, student, text, author_of(who), request.form.get("closes") == "1", change)
+        try:
+            records.answer(target, student, text, author_of(who), request.form.get("closes") == "1", change)
+        except InstructorError as refused:
+            flash(t["form_refused"].format(why=str(refused)), "error")
+            return back(student, "thread")
         flash(t["answer_saved"], "ok")
         if change is not None:
             send_grade(target.id, student)

@@ -1,13 +1,12 @@
 """The parts of the instructor's workflow pages, without a server: an upload's files read within bounds,
-the forms' fields checked, the class table's CSV safe to open, a regrade thread's open state.
+the forms' fields checked, the class table's CSV safe to open, who wrote a record.
 
 Proves: a zip's members are listed with their text (a binary one named, not shown; a long one cut
 at MAX_SHOWN; a corrupt one named as unreadable; at most MAX_MEMBERS), a download stops at
 MAX_DOWNLOAD (a zip bomb), a notebook's files are its cells, a download's name is one file name;
 points are finite and within the maximum, a moment is the script's UTC reading or the field in the
 assignment's zone, a text is needed and bounded, a scope is one offered; every CSV cell that would
-start a formula is inert; a thread is open while a student's message is newer than the last
-closing answer.
+start a formula is inert; a record's author is the launch's name and LTI user id.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from autograder.service import upload_files
 from autograder.service.class_table import ClassRow, View, class_csv
 from autograder.service.lti_launch import Launch
 from autograder.service.record_forms import FormProblem, moment_field, points_field, scope_field, text_field
-from autograder.service.records_view import MAX_TEXT, Message, Scope, author_of, is_open
+from autograder.service.records_view import MAX_TEXT, Scope, author_of
 from autograder.service.texts import texts
 
 
@@ -137,18 +136,6 @@ def test_the_class_csv_holds_every_cell_as_text():
     assert lines[1][1:] == ["2025-12-14T10:00:00Z", "95", "100", "adjusted -2"] and lines[3][4] == "x; y"
     assert View.of({"sort": "evil", "dir": "up", "q": "  ad "}) == View("ad", "student", False)
     assert View("ad", "score", True).args(sort="last") == {"q": "ad", "sort": "last", "dir": "desc"}
-
-
-def message(number: int, role: str, closes: bool = False) -> Message:
-    return Message(number, "ada", role, "x", "text", None, closes, None, "2025-12-14T10:00:00+00:00")
-
-
-def test_a_thread_is_open_while_a_students_message_waits():
-    assert not is_open([])
-    assert is_open([message(1, "student")])
-    assert is_open([message(1, "student"), message(2, "instructor")])  # answered, not closed
-    assert not is_open([message(1, "student"), message(2, "instructor", closes=True)])
-    assert is_open([message(1, "student"), message(2, "instructor", True), message(3, "student")])
 
 
 def test_the_author_is_the_launchs_name_and_sub():

@@ -322,4 +322,8 @@ def test_an_extension_is_given_before_the_student_submits(service: Served, grade
         teacher, opened.text, student="newbie", deadline_utc="2030-01-02T00:00:00Z", reason="late enrolment"))
     assert "The extension is saved." in sent.text
     assert teacher.get(record_url(service, "newbie")).status_code == 200  # their record now holds one
+    refused = teacher.post(service.url + "/instructor/adjust", data=form(
+        teacher, opened.text, student="newbie", scope="total", points="2", reason="no grade to adjust"))
+    assert "Nothing was recorded:" in refused.text and "has no grade" in refused.text  # the ledger's why
+    assert ledger(service, records.ADJUSTMENT, "newbie") == []
     assert graded["bob"].get(service.url + "/instructor/students?student=newbie").status_code == 403
