@@ -162,7 +162,7 @@ def register(app: Flask, state: ServiceState) -> None:
             flash(t["form_refused"].format(why=str(refused)), "error")
             return back(student, "adjust")
         flash(t["adjusted_saved"].format(points=signed_points(points)), "ok")
-        send_grade(target.id, student)
+        wake_passback()
         return back(student, "standing")
 
     @app.route("/instructor/extend", methods=["POST"])
@@ -184,7 +184,7 @@ def register(app: Flask, state: ServiceState) -> None:
             flash(t["form_refused"].format(why=str(refused)), "error")
             return back(student, "extend")
         flash(t["extension_saved" if deadline is not None or exempt else "extension_withdrawn"], "ok")
-        send_grade(target.id, student)
+        wake_passback()
         return back(student, "standing")
 
     @app.route("/instructor/answer", methods=["POST"])
@@ -210,15 +210,11 @@ def register(app: Flask, state: ServiceState) -> None:
             return back(student, "thread")
         flash(t["answer_saved"], "ok")
         if change is not None:
-            send_grade(target.id, student)
+            wake_passback()
         return back(student, "thread")
 
-    def send_grade(assignment: str, student: str) -> None:
-        """A record changed the student's grade or when it is shown: the passback sends it as the
-        release rule lets it be seen (on its own thread), and the release clock looks again."""
-        if state.passback is None:
-            return
-        newest, graded = inbox.people(assignment).get(student), current_result(inbox, assignment, student)
-        if newest is not None and graded is not None:
-            state.passback.graded(newest, graded)
-        state.passback.wake()
+    def wake_passback() -> None:
+        """A record changed a grade or when it is shown: the passback's release clock looks at once
+        (it sends what changed, as the release rule lets it be seen)."""
+        if state.passback is not None:
+            state.passback.wake()

@@ -5,10 +5,10 @@ sort are the server's too (no script needed) and its CSV holds exactly the rows 
 a formula-like student id made inert; a student's page shows every submission with its files (as
 text, and downloadable byte for byte), its feedback in English and Bangla, its scores over time,
 and why the grade is what it is; the forms (an adjustment, an extension, the release) each write
-one signed record authored by the launch's instructor, which `audit` holds; an adjustment outlasts
-a regrade. A student reaches none of it (403), a form without its CSRF token records nothing, a
-row of another assignment is 404, and no hostile string (ids, file names, file text, reasons,
-the instructor's name) is ever in a page raw.
+one signed record authored by the launch's instructor, which `audit` holds, and the LMS gets the
+adjusted grade; an adjustment outlasts a regrade. A student reaches none of it (403), a form
+without its CSRF token records nothing, a row of another assignment is 404, and no hostile string
+(ids, file names, file text, reasons, the instructor's name) is ever in a page raw.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import requests
 from browser import Browser
 from conftest import sandbox_works
 from inert import assert_inert, shown_escaped, table_rows
-from lms import CLIENT_ID, INSTRUCTOR, KEY_ID, Lms, Person, launched, write_platform_toml
+from lms import CLIENT_ID, INSTRUCTOR, KEY_ID, Lms, Person, launched, wait_for_score, write_platform_toml
 from lti_platform import LocalPlatform
 from served import Served, example, serving, upload, wait_graded
 
@@ -199,7 +199,7 @@ def ledger(service: Served, kind: records.RecordKind, student: str | None = None
 
 
 def test_the_forms_write_signed_records_by_the_instructor_and_an_adjustment_outlasts_a_regrade(
-        service: Served, graded: dict[str, Any]):
+        service: Served, graded: dict[str, Any], platform: LocalPlatform, lms: Lms):
     teacher = graded["teacher"]
     page = teacher.get(record_url(service, "bob")).text
     before = graded["bob_upload"]["score"]
@@ -210,6 +210,7 @@ def test_the_forms_write_signed_records_by_the_instructor_and_an_adjustment_outl
     assert made["points"] == -3.0 and made["reason"] == REASON
     assert made["author"] == f"{TEACHER} (uid-teacher-r)"
     assert shown_escaped(sent.text, REASON) and f"{before - 3:g}" in sent.text
+    wait_for_score(platform, lms.lineitem, "uid-bob-r", before - 3)  # the LMS gets the grade as it counts
     bad = teacher.post(service.url + "/instructor/adjust",
                        data=form(teacher, page, student="bob", scope="total", points="lots", reason="x"))
     assert "Points must be a number" in bad.text and len(ledger(service, records.ADJUSTMENT, "bob")) == 1
