@@ -1,4 +1,5 @@
-"""The instructor's page (a launch with an instructor role): live class report, queue, regrade, publish."""
+"""The instructor's page (a launch with an instructor role): live class report, queue, class table, regrade,
+publish, release; each student's own page is student_record_pages.py."""
 
 from __future__ import annotations
 
@@ -18,12 +19,17 @@ from flask import (
 )
 
 from autograder.grading.course import ENGINE_MESSAGES, load_messages
+from autograder.ledger.release import AT, HELD, NOW
 from autograder.output import class_report
+from autograder.service import student_record_pages
+from autograder.service.class_table import View, class_csv, class_rows
 from autograder.service.lti_launch import Launch
+from autograder.service.record_forms import FormProblem, moment_field, zone_name
+from autograder.service.records_view import InstructorError, Records, author_of, release_state
 from autograder.service.state import ServiceState, current_launch, texts
-from autograder.service.texts import iso_text, look
+from autograder.service.texts import iso, iso_text, look
 
-SCRIPT_TEXTS = ("queued", "grading", "queue_empty", "history_regraded")
+SCRIPT_TEXTS = ("queued", "grading", "queue_empty", "history_regraded", "moment_zone_browser")
 
 
 def _instructor() -> Launch:
@@ -44,27 +50,61 @@ def register(app: Flask, state: ServiceState) -> None:
                  "regrade": r.regrade_of is not None, "attempts": r.attempts}
                 for r in inbox.waiting(assignment)]
 
-    def grades(assignment: str) -> list[dict[str, Any]]:
-        """Each student's current grade (as the counts rule made it), with their newest upload's time."""
-        with inbox.lock:
-            current = {r.student: r for r in inbox.book.current(assignment)}
-        people = inbox.people(assignment)
-        return [{"student": s, "score": r.score, "max_score": r.max_score,
-                 "last": people[s].received_at if s in people else None}
-                for s, r in sorted(current.items())]
+    records = Records(inbox, settings.clock)
+    student_record_pages.register(app, state)
 
     @app.route("/instructor")
     def instructor_page() -> Any:
         who = _instructor()
         t = texts(who.lang)
         target = settings.kit.assignment(who.assignment)
+        view = View.of(request.args)
         page = {"texts": {k: t[k] for k in SCRIPT_TEXTS}, "locale": who.time_locale,
-                "queue_url": url_for("instructor_queue")}
+                "queue_url": url_for("instructor_queue"), "csv_url": url_for("instructor_grades_csv")}
+        rules = records.rules(target.id)
+        key, at = release_state(rules)
         return render_template("service_instructor.html", t=t, who=who, title=target.title,
-                               grades=grades(who.assignment), queue=queue_rows(who.assignment),
+                               grades=class_rows(inbox, records, target.id, t, view), view=view,
+                               queue=queue_rows(who.assignment), requests=records.open_requests(target.id),
+                               release={"key": key, "at": iso(at) if at else None, "mode": rules.hold.mode},
                                flashed=get_flashed_messages(with_categories=True), counts=inbox.counts(),
                                counts_text=t[f"class_counts_{target.counts}"], page=page, iso_of=iso_text,
-                               **look(who.lang))
+                               zone=zone_name(target), **look(who.lang))
+
+    @app.route("/instructor/grades.csv")
+    def instructor_grades_csv() -> Any:
+        """The class table as the page shows it (the same search and sort) as a CSV file."""
+        who = _instructor()
+        t = texts(who.lang)
+        rows = class_rows(inbox, records, who.assignment, t, View.of(request.args))
+        answer = Response("\ufeff" + class_csv(rows, t), mimetype="text/csv")
+        answer.headers["Content-Disposition"] = f'attachment; filename="{who.assignment}-grades.csv"'
+        return answer
+
+    @app.route("/instructor/release", methods=["POST"])
+    def instructor_release() -> Any:
+        """The assignment's release: hold its scores and feedback, release them now, or at a moment.
+        The passback sends what the release lets be seen (the release clock looks at once)."""
+        who = _instructor()
+        t = texts(who.lang)
+        target = settings.kit.assignment(who.assignment)
+        mode = request.form.get("mode", "")
+        try:
+            at = moment_field(request.form, "release_at", target) if mode == AT else None
+            if mode not in (HELD, AT, NOW) or (mode == AT and at is None):
+                raise FormProblem("form_bad_release")
+        except FormProblem as problem:
+            flash(t[problem.key].format(**problem.fields), "error")
+            return redirect(url_for("instructor_page") + "#release", code=303)
+        try:
+            records.release(target.id, mode, at, author_of(who))
+        except InstructorError as refused:
+            flash(t["form_refused"].format(why=str(refused)), "error")
+            return redirect(url_for("instructor_page") + "#release", code=303)
+        if state.passback is not None:
+            state.passback.wake()
+        flash(t["release_saved"], "ok")
+        return redirect(url_for("instructor_page") + "#release", code=303)
 
     @app.route("/instructor/queue.json")
     def instructor_queue() -> Any:

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, Response, abort, jsonify, render_template, request, url_for
+from flask import Flask, Response, abort, get_flashed_messages, jsonify, render_template, request, url_for
 
 from autograder.grading.course import ENGINE_MESSAGES, load_messages
 from autograder.output.reports import feedback_html
-from autograder.service import door, exam_rules
+from autograder.service import door, exam_rules, regrade_pages
 from autograder.service.door import UploadProblem
 from autograder.service.history import Listing
 from autograder.service.lti_launch import Launch
+from autograder.service.records_view import Records
 from autograder.service.state import ServiceState, current_launch, texts
 from autograder.service.texts import look, with_times
 
@@ -38,6 +39,8 @@ def _launched() -> Launch:
 def register(app: Flask, state: ServiceState) -> None:
     settings = state.settings
     inbox = state.inbox
+    records = Records(inbox, settings.clock)
+    regrade_pages.register(app, state)
 
     def listing(who: Launch) -> Listing:
         target = settings.kit.assignment(who.assignment)
@@ -56,9 +59,11 @@ def register(app: Flask, state: ServiceState) -> None:
         t = texts(who.lang)
         found = listing(who)
         target = found.target
+        regrades = regrade_pages.regrade_view(records, target, who, settings.clock.now())
         return render_template("service_student.html", t=t, who=who, rows=found.all(), title=target.title,
                                counts_text=t[f"counts_{target.counts}"], page=page_data(who),
                                limit_mb=f"{settings.limits.max_upload_bytes / (1024 * 1024):g}",
+                               flashed=get_flashed_messages(with_categories=True), **regrades,
                                **look(who.lang))
 
     @app.route("/student/submissions", methods=["POST"])
