@@ -371,10 +371,17 @@ def test_cli_export_moodle_and_junit(tmp_path, graded):
         "--out",
         str(out),
     ]
+    written = out.read_bytes() if out.exists() else b""
     run = CliRunner().invoke(export, args)
-    assert run.exit_code == 0, run.output
+    assert run.exit_code == 4, run.output  # written, but ghost (no email) and sean are not in it, as Canvas
     assert "wrote 3 student rows" in run.stdout and "'Email address' -> useremail" in run.stdout
-    assert "ghost" in run.stderr
+    assert "ghost" in run.stderr and "sean (sean.oneil@example.edu)" in run.stderr
+    said = " ".join(run.stderr.split())  # as rich wraps it
+    assert f"{out} was written but leaves 2 student(s) out" in said
+    assert f"fill the email of the unmatched ones in roster {MOODLE_ROSTER}" in said
+    assert out.read_bytes() != written and len(read_rows(out)) == 4  # the file stays, whole
+    run = CliRunner().invoke(export, [*args, "--allow-missing"])
+    assert run.exit_code == 0, run.output
     run = CliRunner().invoke(export, ["junit", "--gradebook", str(graded), "--out", str(tmp_path / "junit")])
     assert run.exit_code == 0, run.output
     assert len(list((tmp_path / "junit").glob("*.xml"))) == 4
