@@ -201,7 +201,7 @@ def _grade_while(kit: Kit, klass: Path, out: Path, address: str, on_first: objec
         try:
             outcome.append(grade_batch(kit, klass, out, options=_options(kit), on_result=each,
                                        executor=ClusterExecutor(address, wait_for_nodes=wait_for_nodes)))
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+        except BaseException as exc:  # handed to the test thread
             outcome.append(exc)
 
     thread = threading.Thread(target=run)
