@@ -318,8 +318,8 @@ def summarize(
                     by_key[check.message_key].append(result.student)
                     key_task[check.message_key] = task.task
                 if not check.message_key.startswith(ENGINE_KEYS):
-                    first = key_check.setdefault(check.message_key, (check.check_id, check.title))
-                    key_check[check.message_key] = min(first, (check.check_id, check.title))
+                    failed = key_check.setdefault(check.message_key, (check.check_id, check.title))
+                    key_check[check.message_key] = min(failed, (check.check_id, check.title))
             for reason in sorted(engine_reasons):
                 if reason == TAMPERED:
                     what = next((c.feedback for c in task.checks if c.message_key == TAMPERED), "")
