@@ -268,7 +268,7 @@ def test_token_refused_again_after_refresh(tmp_path, out, platform, tool_key):
 
 
 # -- retries -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("status, retry_after", [(500, None), (503, None), (429, "0")])
+@pytest.mark.parametrize(("status", "retry_after"), [(500, None), (503, None), (429, "0")])
 def test_transient_error_then_success_is_retried(tmp_path, out, platform, tool_key, status, retry_after):
     config = config_for(tmp_path, platform, tool_key[0])
     platform.fail("/scores", status, times=2, retry_after=retry_after)
@@ -450,7 +450,7 @@ BASE = {
 
 
 @pytest.mark.parametrize(
-    "change, message",
+    ("change", "message"),
     [
         ({"client_id": None}, "client_id is required"),
         ({"token_url": ""}, "token_url is empty"),
