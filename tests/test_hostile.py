@@ -565,10 +565,8 @@ def _fake_worker(script: str) -> WorkerProcess:
 def test_grader_survives_any_reply(script: str, failure: str) -> None:
     worker = _fake_worker(script)
     try:
-        started = time.monotonic()
         assert worker.request({"op": "call"}, 0.5) is None
-        assert worker.failure == failure
-        assert time.monotonic() - started < 0.5 + 5.0 + 2.0  # the budget, the grace, and a margin
+        assert worker.failure == failure  # "timeout" for the silent one: stopped by the budget, not its end
         assert worker.proc is None  # killed: the next request starts a fresh worker
     finally:
         worker.stop()

@@ -101,3 +101,16 @@ def test_tests_mirror_the_package():
     subpackages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
     missing = [name for name in subpackages if not list((ROOT / "tests" / name).glob("test_*.py"))]
     assert missing == [], f"no tests/<name>/test_*.py for: {missing}"
+
+
+def test_one_version_source():
+    """pyproject.toml reads the version from autograder.__version__; nothing else spells it."""
+    import tomllib
+    from importlib import metadata
+
+    import autograder
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "autograder.__version__"}
+    assert metadata.version("torch-autograder") == autograder.__version__

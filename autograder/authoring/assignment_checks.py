@@ -2,7 +2,9 @@
 
 Every message key a grader can fail with exists in the catalogues of every language the assignment
 declares, and the call passes every placeholder the message uses; the catalogues follow the language
-rules (catalogue_rules); every task has its notebook test cell.
+rules (catalogue_rules); every task has its notebook test cell; every `test_*` function of a check
+file has its `@points` (the engine grades only those, so one without is dropped even when the
+totals still match).
 """
 
 from __future__ import annotations
@@ -102,6 +104,32 @@ def key_problems(assignment: Assignment, graders: Path | None = None) -> Iterato
                                "which this call does not pass")
 
 
+def _decorator_name(node: ast.expr) -> str:
+    """`points` for `@points(2)`, `@checks.points(2)` and `@points`."""
+    target = node.func if isinstance(node, ast.Call) else node
+    if isinstance(target, ast.Name):
+        return target.id
+    return target.attr if isinstance(target, ast.Attribute) else ""
+
+
+def unpointed_checks(assignment: Assignment, graders: Path | None = None) -> Iterator[str]:
+    """Each module-level `test_*` function of graders/public and graders/hidden without `@points`."""
+    graders = graders or assignment.graders
+    root = assignment.root
+    for kind in ("public", "hidden"):
+        for path in sorted((graders / kind).glob("test_*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            for node in tree.body:
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or \
+                        not node.name.startswith("test_"):
+                    continue
+                if "points" not in {_decorator_name(d) for d in node.decorator_list}:
+                    where = path.relative_to(root) if path.is_relative_to(root) else path
+                    yield (f"{where}:{node.lineno}: {node.name} has no @points(...), so it is never "
+                           "graded: give it its points (and take them from the task's other checks), "
+                           "or rename it without the test_ prefix if it is a helper")
+
+
 def notebook_problems(assignment: Assignment, graders: Path | None = None) -> Iterator[str]:
     graders = graders or assignment.graders
     for task in assignment.tasks:
@@ -116,5 +144,6 @@ def assignment_problems(assignment: Assignment) -> list[str]:
     return [
         *catalogue_problems(assignment.graders / "messages", assignment.languages),
         *key_problems(assignment),
+        *unpointed_checks(assignment),
         *notebook_problems(assignment),
     ]

@@ -115,12 +115,15 @@ def export_canvas(gradebook_path: Path, roster: Path, canvas_id: str, match_by: 
 @click.option("--lang", type=click.Choice(["en", "bn"]), default="en", show_default=True,
               help="Language of the feedback text (the gradebook's language).")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="CSV to write.")
+@click.option("--allow-missing", is_flag=True,
+              help="Exit 0 even when roster students or graded submissions are left out of the file.")
 @bom_option
 @assignment_option
 @kit_option
 @friendly
 def export_moodle(gradebook_path: Path, id_column: str, roster: Path | None, grade_item: str | None,
-                  lang: str, out: Path, bom: bool, assignment: str | None, kit_dir: Path | None) -> None:
+                  lang: str, out: Path, allow_missing: bool, bom: bool, assignment: str | None,
+                  kit_dir: Path | None) -> None:
     """A CSV for Moodle's Grades > Import > CSV file: identifier, grade and feedback columns."""
     from autograder.platforms.moodle import MOODLE_MAP_TO, moodle_columns, write_moodle
 
@@ -135,6 +138,18 @@ def export_moodle(gradebook_path: Path, id_column: str, roster: Path | None, gra
         f"{MOODLE_ID_COLUMNS[id_column]!r} -> {MOODLE_MAP_TO[id_column]}, {grade!r} -> {item!r}, "
         f"{feedback!r} -> feedback for {item!r}; otherwise choose these by hand"
     )
+    left_out = len(report.missing_submissions) + len(report.unmatched_submissions)
+    if left_out and not allow_missing:  # as Canvas: the file stays, the exit code says who is not in it
+        if not report.unmatched_submissions:
+            fix = "grade the roster students' submissions first"
+        elif roster is not None:
+            fix = f"fill the {id_column} of the unmatched ones in roster {roster}"
+        else:
+            fix = f"pass --roster ROSTER.csv (columns student,{id_column}) or another --id-column"
+        raise ExportIncomplete(
+            f"{out} was written but leaves {left_out} student(s) out (named above): {fix}, "
+            f"or pass --allow-missing if that is what you want"
+        )
 
 
 @export.command("junit")

@@ -22,8 +22,12 @@ FEEDBACK_LIMIT = 4000
 FAILING_NOTES = (
     "Failing test case", "Failing explicit example", "Falsifying example", "Falsifying explicit example"
 )
-_FIXTURE_ARG = re.compile(r"^\s*(worker|params|challenge)=.*,?$")
-
+FIXTURES = frozenset({"worker", "params", "challenge"})  # what the judge passes: never the input
+_ARGUMENT = re.compile(r" {4}(?! )")  # an argument's first line in the note; deeper lines continue it
+# What hypothesis writes after a value ("  # or any other generated value"); a '#' inside a
+# string's repr is followed by its closing quote, so it is never taken for one.
+_COMMENT = re.compile(r"\s+# [^'\"]*$")
+_DRAW = re.compile(r"Draw (\d+)(?: \((.+?)\))?: (.*)\Z", re.S)  # a note per st.data() draw
 
 def render(graders: Graders, key: str, params: dict[str, Any], example: str = "") -> str:
     """Feedback text for catalogue message `key`: observed, expected, the idea, the failing input."""
@@ -52,16 +56,55 @@ def _short(value: Any, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
+def _one_line(lines: list[str]) -> str:
+    """A value hypothesis pretty-printed over several lines, on one (`[0,\\n 1]` -> `[0, 1]`)."""
+    text = ""
+    for line in lines:
+        part = _COMMENT.sub("", line).strip()
+        text += (" " if text.endswith(",") and part else "") + part
+    return text.removesuffix(",")
+
+
+def _arguments(note: str) -> list[tuple[str, str]]:
+    """(name, value) of each argument of hypothesis's `Failing test case: f(...)` note."""
+    groups: list[list[str]] = []
+    for line in note.splitlines()[1:]:
+        if line.strip() == ")":
+            break
+        if _ARGUMENT.match(line):
+            if line.strip().startswith("#"):  # "# The test always failed when ... varied together."
+                continue
+            groups.append([line])
+        elif groups:
+            groups[-1].append(line)
+    pairs = []
+    for group in groups:
+        name, _, value = _one_line(group).partition("=")
+        pairs.append((name, value))
+    return pairs
+
+
 def falsifying_example(exc: BaseException) -> str:
-    """The shrunk input hypothesis reports, without the fixtures (`sizes=[1, 1]`)."""
-    for note in getattr(exc, "__notes__", []) or []:
-        if note.startswith(FAILING_NOTES):
-            args = [
-                line.strip().rstrip(",")
-                for line in note.splitlines()[1:]
-                if line.strip() not in (")", "") and not _FIXTURE_ARG.match(line)
-            ]
-            return ", ".join(args)
+    """The shrunk input hypothesis reports, as `name=value, ...` on one line: without the fixtures
+    and hypothesis's comments, with what a check drew from st.data() in place of `data(...)`."""
+    notes = [note for note in getattr(exc, "__notes__", []) or [] if isinstance(note, str)]
+    for index, note in enumerate(notes):
+        if not note.startswith(FAILING_NOTES):
+            continue
+        draws = []
+        for later in notes[index + 1:]:
+            if match := _DRAW.match(later):
+                number, label, value = match.groups()
+                draws.append(f"{label or f'draw_{number}'}={_one_line(value.splitlines())}")
+        shown = []
+        for name, value in _arguments(note):
+            if name in FIXTURES:
+                continue
+            if value == "data(...)":
+                shown += draws
+            else:
+                shown.append(f"{name}={value}")
+        return ", ".join(shown)
     return ""
 
 

@@ -4,12 +4,14 @@ A grading's key is (student, submission sha256, grader digest). The submission d
 collected files in name order (never the given files, which the kit supplies itself), what the
 collection noted, and what else the score depends on (an exam's submission time). The grader
 digest covers the assignment's graders, references and given files, its grading.toml table (and
-the one it extends), the engine's own messages, the feedback language, and the versions of the
-kit and of the libraries that compute and judge: a change to any of them makes a grade stale.
+the one it extends), the engine's own messages, the engine's judging code (every module a verdict
+depends on: `judging_modules`), the feedback language, and the versions of the kit and of the
+libraries that compute and judge: a change to any of them makes a grade stale.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.metadata
 import json
@@ -23,7 +25,13 @@ from autograder.submissions.collect import Collected
 
 LIBRARIES = ("torch", "numpy", "hypothesis")
 SKIPPED_PARTS = ("__pycache__", ".pytest_cache", ".hypothesis")
-ENGINE_MESSAGES = Path(__file__).resolve().parents[1] / "messages"
+ENGINE = Path(__file__).resolve().parents[1]  # the autograder package
+ENGINE_MESSAGES = ENGINE / "messages"
+# Where verdicts are decided: grading one submission (the grader, judge, checks, the sandbox's host
+# side and what it collects) and the worker, with everything it runs inside the sandbox (the probes'
+# runtime, describers, spies). With what the graders import of the kit (compare's tolerances,
+# probe_calls, references), their modules and every module those import are the judging code.
+JUDGING_ROOTS = ("autograder.grading.grader", "autograder.sandbox.inside.server")
 # How every random number of a grading is chosen (see sandbox/session.call_seed and hypothesis_setup).
 SEEDS = {"probe_call": "crc32(task:probe:call number)", "hypothesis": "derandomized, seed from check"}
 
@@ -35,6 +43,46 @@ def _digest_files(digest: Any, root: Path, label: str) -> None:
             continue
         digest.update(f"{label}/{rel.as_posix()}\0{path.stat().st_size}\0".encode())
         digest.update(path.read_bytes())
+
+
+def _module_file(name: str, engine: Path) -> Path | None:
+    """The file of engine module `name` (`autograder.x.y`), None when it names no module."""
+    base = engine.joinpath(*name.split(".")[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _kit_imports(path: Path) -> set[str]:
+    """Every `autograder...` name `path` imports, anywhere in it (lazy imports in functions too);
+    `from autograder.a import b` names both `autograder.a` and `autograder.a.b` (b may be a module)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names if a.name.split(".")[0] == "autograder")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
+                node.module.split(".")[0] == "autograder":
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+def judging_modules(sources: list[Path], engine: Path | None = None) -> list[Path]:
+    """The engine's modules a verdict depends on: JUDGING_ROOTS, what `sources` (the graders' files)
+    import of the kit, and all they import in turn (with their packages' __init__), in path order."""
+    engine = engine or ENGINE
+    wanted = set(JUDGING_ROOTS).union(*(_kit_imports(p) for p in sources))
+    found: set[Path] = set()
+    while wanted:
+        name = wanted.pop()
+        path = _module_file(name, engine)
+        if path is None or path in found:
+            continue
+        found.add(path)
+        wanted |= _kit_imports(path)
+        wanted |= {".".join(name.split(".")[:i]) for i in range(2, name.count(".") + 1)}  # packages
+    return sorted(found)
 
 
 def library_versions() -> dict[str, str]:
@@ -65,11 +113,17 @@ def grader_digest(kit: Kit, assignment: Assignment, lang: str) -> str:
     digest = hashlib.sha256(b"autograder-graders-v1\0")
     digest.update(json.dumps(_assignment_table(kit, assignment), sort_keys=True, default=str).encode())
     digest.update(json.dumps({"lang": lang, **library_versions()}, sort_keys=True).encode())
-    _digest_files(digest, ENGINE_MESSAGES, "engine-messages")
-    for path in sorted(assignment.solutions.glob("*.py")):  # the references and the given files
+    _digest_files(digest, ENGINE / "messages", "engine-messages")
+    solutions = sorted(assignment.solutions.glob("*.py"))  # the references and the given files
+    for path in solutions:
         digest.update(f"solutions/{path.name}\0".encode())
         digest.update(path.read_bytes())
     _digest_files(digest, assignment.graders, "graders")
+    graders = [p for p in sorted(assignment.graders.rglob("*.py"))
+               if not any(part in SKIPPED_PARTS for part in p.relative_to(assignment.graders).parts)]
+    for path in judging_modules([*solutions, *graders]):
+        digest.update(f"engine/{path.relative_to(ENGINE).as_posix()}\0".encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 

@@ -19,6 +19,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from autograder import __version__
 from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult
+from autograder.output.charts import bar_chart
 from autograder.output.exam_stats import ExamStatistics, exam_statistics
 from autograder.output.pages import (
     REPORT_UI,
@@ -66,6 +67,7 @@ class Misconception:
     task: str
     idea: str
     students: tuple[str, ...]
+    title: str = ""  # what the report names it by (misconception_title)
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,14 @@ def _idea(messages: dict[str, dict[str, str]], key: str) -> str:
     return text.format_map(dict.fromkeys(names, "…")) if names else text
 
 
+def misconception_title(messages: dict[str, dict[str, str]], key: str, check_title: str) -> str:
+    """The name of message `key` in the report's language: the message's own `title` when its
+    catalogue gives one, else the catalogue's [titles] entry for it (a key that is a check id), else
+    the title of the check that failed with it (what the student's code did not do)."""
+    return (messages.get(key, {}).get("title") or messages.get("titles", {}).get(key)
+            or check_title or key)
+
+
 def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
@@ -285,6 +295,7 @@ def summarize(
     meta: dict[str, tuple[str, float]] = {}
     by_key: dict[str, list[str]] = defaultdict(list)
     key_task: dict[str, str] = {}
+    key_check: dict[str, tuple[str, str]] = {}  # message key -> (check id, title) of its first failed check
     ungraded: list[Ungraded] = [Ungraded(name, "", why, skipped=True) for name, why in skipped]
     review: list[ReviewRow] = []
     for result in results:
@@ -306,6 +317,9 @@ def summarize(
                 elif result.student not in by_key[check.message_key]:
                     by_key[check.message_key].append(result.student)
                     key_task[check.message_key] = task.task
+                if not check.message_key.startswith(ENGINE_KEYS):
+                    failed = key_check.setdefault(check.message_key, (check.check_id, check.title))
+                    key_check[check.message_key] = min(failed, (check.check_id, check.title))
             for reason in sorted(engine_reasons):
                 if reason == TAMPERED:
                     what = next((c.feedback for c in task.checks if c.message_key == TAMPERED), "")
@@ -318,7 +332,8 @@ def summarize(
         for cid in sorted(meta, key=lambda c: (passed[c] / seen[c], c))
     )
     misconceptions = tuple(
-        Misconception(key, key_task[key], _idea(messages, key), tuple(students))
+        Misconception(key, key_task[key], _idea(messages, key), tuple(students),
+                      misconception_title(messages, key, key_check[key][1]))
         for key, students in sorted(by_key.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     )
     exam = exam_rows(results, assignment)
@@ -347,42 +362,20 @@ def summarize(
     )
 
 
-def _svg_bars(
-    values: list[float], labels: list[str], maximum: float, width: int = 640, unit: str = ""
-) -> str:
-    """A horizontal-axis bar chart as inline SVG: readable without JavaScript or network."""
-    height, pad, top = 220, 30, 12
-    n = max(len(values), 1)
-    step = (width - 2 * pad) / n
-    bar = step * 0.7
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" viewBox="0 0 {width} {height + 40}" '
-             f'width="100%" style="max-width:{width}px">']
-    parts.append(f'<line x1="{pad}" y1="{height}" x2="{width - pad}" y2="{height}" stroke="#555"/>')
-    for i, (value, label) in enumerate(zip(values, labels, strict=True)):
-        h = 0 if maximum <= 0 else (height - top - 10) * value / maximum
-        x = pad + i * step + (step - bar) / 2
-        parts.append(f'<rect x="{x:.1f}" y="{height - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
-                     f'fill="#3b6ea5"><title>{label}: {value:g}{unit}</title></rect>')
-        parts.append(f'<text x="{x + bar / 2:.1f}" y="{height - h - 3:.1f}" font-size="11" '
-                     f'text-anchor="middle">{value:g}{unit}</text>')
-        parts.append(f'<text x="{x + bar / 2:.1f}" y="{height + 14}" font-size="10" '
-                     f'text-anchor="middle">{label}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
-
-
 def render_html(summary: ClassSummary) -> str:
     env = templates()
+    ui = {**REPORT_UI, **engine_ui(), **summary.ui}
     counts = summary.histogram()
     width = summary.max_score / len(counts)
     labels = [f"{i * width:g}–{(i + 1) * width:g}" for i in range(len(counts))]
-    histogram = _svg_bars([float(c) for c in counts], labels, max(counts or [1]))
+    histogram = bar_chart([float(c) for c in counts], labels, max(counts or [1]),
+                          f"{ui['score_distribution']} ({ui['students']})")
     task_ids = list(summary.task_means)
     task_pct = [round(100 * summary.task_means[t] / summary.task_max[t], 1) if summary.task_max[t] else 0.0
                 for t in task_ids]
-    tasks_chart = _svg_bars(task_pct, task_ids, 100.0, unit="%")
+    tasks_chart = bar_chart(task_pct, task_ids, 100.0, f"{ui['tasks']} ({ui['mean']}, %)", unit="%")
     return env.get_template("report.html.j2").render(
-        s=summary, ui={**REPORT_UI, **engine_ui(), **summary.ui}, histogram=histogram,
+        s=summary, ui=ui, histogram=histogram,
         tasks_chart=tasks_chart, similar_shown=SIMILAR_SHOWN,
         examples_shown=EXAMPLES_SHOWN, version=__version__, font_css=font_css(summary.lang),
         font_family=font_family(summary.lang),

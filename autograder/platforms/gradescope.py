@@ -45,6 +45,7 @@ from autograder.exam.plan import plan_for
 from autograder.grading.grader import Grader, worker_launch
 from autograder.grading.options import GradeOptions
 from autograder.output import reports
+from autograder.platforms.gradescope_output import with_markdown_outputs
 from autograder.sandbox import launch
 from autograder.sandbox.client import WorkerProcess
 from autograder.sandbox.launch import Launch
@@ -323,7 +324,7 @@ def _grade(root: Path, source: Path, config: dict[str, Any], mode: str) -> tuple
             result = grader.grade(_submission_path(root), student=_student(root))
     finally:
         worker.stop()
-    data = reports.gradescope_results(result)
+    data = with_markdown_outputs(reports.gradescope_results(result))  # code shows as code
     hidden = config.get("hidden_visibility", DEFAULT_HIDDEN_VISIBILITY)
     for test in data["tests"]:
         if test.get("visibility") == reports.HIDDEN:
@@ -356,7 +357,7 @@ def run(root: Path | None = None, *, sandbox: str | None = None) -> dict[str, An
     except AutograderError as exc:
         _log(f"error: {exc}")
         data = crash_results(str(exc), time.monotonic() - started)
-    except BaseException as exc:  # noqa: BLE001 - whatever happens, Gradescope gets a results.json
+    except BaseException as exc:  # whatever happens, Gradescope gets a results.json
         traceback.print_exc(file=sys.stdout)
         data = crash_results(f"{type(exc).__name__}: {exc}", time.monotonic() - started)
         _write_results(results_path, data)

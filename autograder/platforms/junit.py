@@ -50,7 +50,9 @@ def junit_tree(result: SubmissionResult, timestamp: str | None = None) -> ET.Ele
 
     Valid against Jenkins' junit-10.xsd and the junit-4.xsd family: properties only on the
     testsuite (each check's points as `<check_id>.points` there), in the order junit-4 requires
-    (properties, testcases, system-out)."""
+    (properties, testcases, system-out). Every property name occurs once in the file, as readers
+    that gather the properties of all suites in one mapping need (xunitparser stops at a repeated
+    one): the task's own under `<task>.`, what the whole submission shares in the first suite only."""
     stamp = (timestamp or now_utc()).removesuffix("+00:00")  # junit-4.xsd: dateTime without zone
     checks = [c for t in result.tasks for c in t.checks]
     errors = sum(not c.passed and is_error(c.message_key) for c in checks)
@@ -58,7 +60,15 @@ def junit_tree(result: SubmissionResult, timestamp: str | None = None) -> ET.Ele
     root = ET.Element("testsuites", name=_xml_text(f"{result.assignment}: {result.student}"),
                       tests=str(len(checks)), failures=str(failures), errors=str(errors),
                       time=_seconds(result.execution_time))
-    for task in result.tasks:
+    shared = {
+        "assignment": result.assignment,
+        "student": result.student,
+        "total_score": f"{result.score:g}",
+        "total_max_score": f"{result.max_score:g}",
+        "kit_version": __version__,
+        "exported_at": stamp,
+    }
+    for index, task in enumerate(result.tasks):
         task_errors = sum(not c.passed and is_error(c.message_key) for c in task.checks)
         suite = ET.SubElement(
             root, "testsuite", name=_xml_text(f"{result.assignment}.{task.task}"),
@@ -67,17 +77,8 @@ def junit_tree(result: SubmissionResult, timestamp: str | None = None) -> ET.Ele
             errors=str(task_errors), skipped="0",
             time=_seconds(task.seconds or sum(c.seconds for c in task.checks)), timestamp=stamp,
         )
-        values = {
-            "assignment": result.assignment,
-            "task": task.task,
-            "student": result.student,
-            "score": f"{task.score:g}",
-            "max_score": f"{task.max_score:g}",
-            "total_score": f"{result.score:g}",
-            "total_max_score": f"{result.max_score:g}",
-            "kit_version": __version__,
-            "exported_at": stamp,
-        }
+        values = {**(shared if index == 0 else {}), f"{task.task}.score": f"{task.score:g}",
+                  f"{task.task}.max_score": f"{task.max_score:g}"}
         for check in task.checks:
             values |= {
                 f"{check.check_id}.points": f"{check.score:g}",

@@ -15,7 +15,7 @@ from autograder.authoring.scaffold import scaffold_assignment
 from autograder.cli import main
 from autograder.config import Assignment, load_kit
 from autograder.errors import ConfigError
-from autograder.grading.course import load_graders
+from autograder.grading.course import load_graders, validate_points
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,6 +53,23 @@ def test_a_typo_in_a_fail_key_names_the_file_the_line_and_the_key(tmp_path):
     result = CliRunner().invoke(main, ["doctor", "--kit", str(kit_root)])
     assert result.exit_code != 0
     assert f"test_alpha.py:{line}" in result.output and "alpha.wrong_valeu" in result.output
+
+
+def test_a_check_without_points_is_named_even_when_the_totals_match(tmp_path):
+    kit_root, assignment = scaffolded(tmp_path)
+    check = assignment.graders / "public" / "test_alpha.py"
+    edit(check, "@points(4)\ndef test_example(", "@points(4)\ndef test_example_kept(")
+    check.write_text(check.read_text(encoding="utf-8") + "\n\ndef test_forgotten(worker):\n    pass\n",
+                     encoding="utf-8")
+    line = len(check.read_text(encoding="utf-8").splitlines()) - 1
+    problems = assignment_problems(assignment)
+    assert [p for p in problems if "@points" in p] == [
+        f"solutions/course_x/graders/public/test_alpha.py:{line}: test_forgotten has no @points(...), so it "
+        "is never graded: give it its points (and take them from the task's other checks), or rename it "
+        "without the test_ prefix if it is a helper"]
+    validate_points(load_graders(assignment))  # the engine drops it silently: the totals still match
+    result = CliRunner().invoke(main, ["doctor", "--kit", str(kit_root)])
+    assert result.exit_code != 0 and "test_forgotten has no @points" in result.output
 
 
 def test_a_missing_placeholder_value_is_a_problem(tmp_path):

@@ -10,11 +10,21 @@ from conftest import ROOT, SOLUTIONS, STUBS
 from autograder.cli import main
 
 
-def test_help_lists_every_command():
+def test_help_lists_every_command_and_each_has_its_own_help():
+    """The listing names exactly the commands there are; each answers --help with its own usage and
+    summary (a command name found elsewhere in some help text proves nothing)."""
     result = CliRunner().invoke(main, ["--help"])
     assert result.exit_code == 0
-    for command in ["build", "check", "doctor", "export", "grade", "gradescope"]:
-        assert command in result.output
+    listing = result.output.split("Commands:", 1)[1]
+    listed = [line.split()[0] for line in listing.splitlines() if line.startswith("  ") and line.split()]
+    assert sorted(listed) == sorted(main.commands)
+    assert {"build", "check", "doctor", "export", "grade", "gradescope"} <= set(listed)
+    for name, command in main.commands.items():
+        own = CliRunner().invoke(main, [name, "--help"])
+        assert own.exit_code == 0, (name, own.output)
+        assert own.output.startswith(f"Usage: main {name} "), (name, own.output[:80])
+        summary = " ".join((command.help or "").split("\n\n")[0].split())
+        assert summary and summary in " ".join(own.output.split()), name
 
 
 def test_build_check_reports_sync():

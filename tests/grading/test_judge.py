@@ -132,3 +132,40 @@ def test_a_note_is_feedback_of_a_passing_check_never_a_charge(graders: Any) -> N
     note("common.note_other_check", detail="outside", check="none")  # no running check: ignored
     again = judge.run_check(_check(test_noted), Recorder(), graders, task)  # type: ignore[arg-type]
     assert "outside" not in again.feedback
+
+
+def _failing_input(graders: Any, function: Any) -> str:
+    result = judge.run_check(_check(function), Recorder(), graders, graders.assignment.tasks[0])
+    assert result.score == 0 and result.message_key == "demo.too_big", result.feedback
+    return result.feedback.rsplit("\nFailing input: ", 1)[1]
+
+
+def test_a_failing_input_drawn_from_data_is_shown_with_its_draws_and_no_comments(graders: Any) -> None:
+    """The note hypothesis writes, "# The test always failed when commented parts were varied
+    together.", "# or any other generated value" and `data=data(...)`, becomes the inputs themselves."""
+
+    @points(1)
+    @given(data=st.data(), n=st.integers(0, 3), flag=st.booleans())
+    def test_draws(worker: Recorder, data: Any, n: int, flag: bool) -> None:
+        values = data.draw(st.lists(st.integers(0, 9), min_size=2), label="values")
+        data.draw(st.integers(0, 3))
+        if sum(values) > 4:
+            fail("demo.too_big", n=sum(values))
+
+    shown = _failing_input(graders, test_draws)
+    assert "#" not in shown and "data(" not in shown and "worker" not in shown and "\n" not in shown
+    assert shown.startswith("values=[") and ", draw_2=" in shown
+    assert "n=" in shown and "flag=" in shown  # kept, their comment dropped
+
+
+def test_a_long_failing_input_is_one_line_as_python_writes_it(graders: Any) -> None:
+    spec = {"modules": [["body", ["seq", [["linear", 3, 6, True], ["relu"], ["bn", 6]]]]],
+            "tie": [7, 3], "frozen": ["body.0", "heads.h0"], "note": "a # b", "xs": list(range(30))}
+
+    @points(1)
+    @given(spec=st.just(spec), data=st.data())
+    def test_long(worker: Recorder, spec: dict[str, Any], data: Any) -> None:
+        data.draw(st.just(list(range(40))), label="xs")
+        fail("demo.too_big", n=1)
+
+    assert _failing_input(graders, test_long) == f"spec={spec!r}, xs={list(range(40))!r}"

@@ -22,7 +22,7 @@ from autograder.integrity.tokens import normalized_tokens
 from autograder.output.similarity_files import CSV_HEADER, FINDINGS, load_similarity, run_similarity
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-import similarity_class as made  # noqa: E402
+import similarity_class as made
 
 # copier: (source, {file: disguise level}); short files everybody writes alike are no evidence alone
 COPIES = {

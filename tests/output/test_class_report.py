@@ -43,9 +43,31 @@ def test_summary_counts_misconceptions_per_student(kit):
     assert summary.students == 3 and summary.scores == (5.0, 0.0, 10.0)
     top = summary.misconceptions[0]
     assert top.key == "tinynet.names" and top.students == ("ada", "bob") and top.idea == "use …"
+    assert top.title == "A check"  # no title of its own in the catalogue: the check it failed
     rates = {c.check_id: (c.passed, c.total) for c in summary.checks}
     assert rates == {"tinynet.a": (1, 3), "delivery.a": (2, 3)}
     assert summary.histogram()[:2] == [2, 1]  # 0 and 5 of 100 in the first tenth, 10 in the second
+
+
+def test_misconceptions_are_shown_by_their_title_and_the_charts_are_named(kit):
+    a = kit.assignment()
+    results = [_result("ada", {"tinynet": False, "delivery": True}),
+               _result("bob", {"tinynet": True, "delivery": False}, key="delivery.buffers")]
+    messages = {"tinynet.names": {"idea": "i", "title": "Parameters under other names"},
+                "titles": {"delivery.buffers": "x_mean and x_std are buffers"},
+                "delivery.buffers": {"idea": "j"}}
+    summary = summarize(results, a, messages, 1.0)
+    assert {m.key: m.title for m in summary.misconceptions} == {
+        "tinynet.names": "Parameters under other names", "delivery.buffers": "x_mean and x_std are buffers"}
+    html = render_html(summary)
+    rows = re.findall(r'<tr data-key="([^"]+)"><td title="[^"]+">([^<]+)</td>', html)
+    assert rows == [("delivery.buffers", "x_mean and x_std are buffers"),
+                    ("tinynet.names", "Parameters under other names")]
+    assert "<code>tinynet.names</code>" not in html
+    charts = re.findall(r'<svg [^>]*role="img" aria-label="([^"]+)"[^>]*><title>([^<]+)</title>', html)
+    assert len(charts) == 2 and all(label == title for label, title in charts)
+    assert charts[0][0].startswith("Score distribution (Students): 0–10: 2; 10–20: 0;")  # 5 and 5
+    assert charts[1][0].startswith("Tasks (Mean, %): tinynet: 16.7%; delivery: 12.5%; counting: 0%")
 
 
 def test_large_class_stays_readable(kit):
@@ -75,7 +97,9 @@ def test_sample_class_report_matches_grades_csv(graded_sample, kit):
     # Every known mistake of the sample class shows up among the misconceptions.
     messages = load_graders(kit.assignment()).messages
     for key in ["tinynet.", "containers.", "dropout."]:
-        assert key in html
+        assert f'data-key="{key}' in html
+    titles = re.findall(r'<tr data-key="([^"]+)"><td title="[^"]+">(.+?)</td>', html)
+    assert titles and all(title != key for key, title in titles), titles  # never the bare key
     assert messages  # the report's ideas come from the catalogue
     for student in ["arif", "tanvir"]:
         page = (graded_sample / student / "feedback.html").read_text(encoding="utf-8")

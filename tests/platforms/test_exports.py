@@ -289,8 +289,11 @@ def test_junit_structure_counts_and_points(tmp_path, assignment):
     assert (delivery.get("tests"), delivery.get("failures")) == ("2", "1")
     datetime.fromisoformat(delivery.get("timestamp"))
     props = {p.get("name"): p.get("value") for p in delivery.find("properties")}
-    assert props["kit_version"] == autograder.__version__ and props["assignment"] == "nn_module"
-    assert (props["score"], props["max_score"], props["total_score"]) == ("10", "20", "87.5")
+    first = {p.get("name"): p.get("value") for p in suites[0].find("properties")}
+    assert first["kit_version"] == autograder.__version__ and first["assignment"] == "nn_module"
+    assert (props["delivery.score"], props["delivery.max_score"]) == ("10", "20")
+    assert first["total_score"] == "87.5"
+    assert "assignment" not in props  # what the submission shares is said once, in the first suite
     cases = delivery.findall("testcase")
     assert [(c.get("classname"), c.get("name")) for c in cases] == [
         ("nn_module.delivery", "delivery works"), ("nn_module.delivery", "delivery edge cases")]
@@ -371,10 +374,17 @@ def test_cli_export_moodle_and_junit(tmp_path, graded):
         "--out",
         str(out),
     ]
+    written = out.read_bytes() if out.exists() else b""
     run = CliRunner().invoke(export, args)
-    assert run.exit_code == 0, run.output
+    assert run.exit_code == 4, run.output  # written, but ghost (no email) and sean are not in it, as Canvas
     assert "wrote 3 student rows" in run.stdout and "'Email address' -> useremail" in run.stdout
-    assert "ghost" in run.stderr
+    assert "ghost" in run.stderr and "sean (sean.oneil@example.edu)" in run.stderr
+    said = " ".join(run.stderr.split())  # as rich wraps it
+    assert f"{out} was written but leaves 2 student(s) out" in said
+    assert f"fill the email of the unmatched ones in roster {MOODLE_ROSTER}" in said
+    assert out.read_bytes() != written and len(read_rows(out)) == 4  # the file stays, whole
+    run = CliRunner().invoke(export, [*args, "--allow-missing"])
+    assert run.exit_code == 0, run.output
     run = CliRunner().invoke(export, ["junit", "--gradebook", str(graded), "--out", str(tmp_path / "junit")])
     assert run.exit_code == 0, run.output
     assert len(list((tmp_path / "junit").glob("*.xml"))) == 4

@@ -174,6 +174,7 @@ def test_broken_submission_gets_a_valid_results_json_below_100(base, tmp_path, z
     assert all(t["status"] == "failed" for t in by_task["delivery"])
     assert "SyntaxError" in by_task["delivery"][0]["output"]
     assert "`counting.py` is not in your submission" in by_task["counting"][0]["output"]
+    assert by_task["counting"][0]["output_format"] == "md"  # its code span shows as code
     if os.geteuid() == 0 and shutil.which("setpriv") and "uid" in data["extra_data"]["sandbox"]:
         assert "PermissionError" in by_task["tinynet"][0]["output"]  # the graders are closed to student code
 

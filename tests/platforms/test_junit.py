@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import xmlschema
+import xunitparser
 from conftest import make_result
 
 from autograder.config import Assignment, Kit
@@ -49,6 +50,27 @@ def test_every_file_validates(tmp_path, assignment, schema):
         path = write_junit(result, tmp_path / "x.xml")
         errors = list(schema.iter_errors(str(path)))
         assert errors == [], [str(e)[:300] for e in errors[:3]]
+
+
+def test_xunitparser_reads_every_file_whole(tmp_path, assignment):
+    """xunitparser gathers the properties of every suite in one mapping and stops at a name it has
+    seen: each name is used once; its counts are the file's own."""
+    for result in [make_result(assignment, "ok"), _broken(assignment)]:
+        path = write_junit(result, tmp_path / "x.xml")
+        suite, outcome = xunitparser.parse(str(path))
+        checks = [c for t in result.tasks for c in t.checks]
+        assert len(list(suite)) == len(checks) == outcome.testsRun
+        assert (len(outcome.errors), len(outcome.failures)) == (
+            sum(not c.passed and is_error(c.message_key) for c in checks),
+            sum(not c.passed and not is_error(c.message_key) for c in checks))
+        assert suite.properties["student"] == result.student
+        assert suite.properties["total_score"] == f"{result.score:g}"
+        for task in result.tasks:
+            assert suite.properties[f"{task.task}.score"] == f"{task.score:g}"
+            for check in task.checks:
+                assert suite.properties[f"{check.check_id}.points"] == f"{check.score:g}"
+        names = [p.get("name") for p in ET.parse(path).getroot().iter("property")]
+        assert len(names) == len(set(names))
 
 
 def test_the_schemas_catch_what_the_old_files_did(schema):

@@ -79,6 +79,26 @@ def test_moodle_cli_refusal_exits_non_zero(tmp_path, assignment):
     assert not (tmp_path / "m.csv").exists()
 
 
+def test_moodle_cli_exits_4_naming_who_is_left_out_unless_allowed(tmp_path, assignment):
+    """As Canvas: Moodle would abort the whole import on an unknown user, so an unmatched student is
+    left out of the file, named, and the exit code is not 0; the file written stays."""
+    book = Gradebook(tmp_path / "g" / "gradebook.sqlite")
+    for student in ("ada@example.edu", "bob"):
+        book.record(make_result(assignment, student))
+    book.close()
+    out = tmp_path / "m.csv"
+    args = ["moodle", "--gradebook", str(tmp_path / "g"), "--allow-unverified", "--out", str(out)]
+    run = CliRunner().invoke(export, args)
+    assert run.exit_code == 4, run.output
+    assert "1 graded submission(s) match no roster student by email (student id as is)" in run.stderr
+    assert "NOT exported: bob" in run.stderr
+    said = " ".join(run.stderr.split())  # as rich wraps it
+    assert (f"{out} was written but leaves 1 student(s) out (named above): pass --roster ROSTER.csv "
+            "(columns student,email) or another --id-column, or pass --allow-missing") in said
+    assert [r[0] for r in rows_of(out)[1:]] == ["ada@example.edu"]
+    assert CliRunner().invoke(export, [*args, "--allow-missing"]).exit_code == 0
+
+
 def test_moodle_bytes_and_columns_moodle_maps_by_itself(tmp_path, assignment):
     out = tmp_path / "m.csv"
     write_moodle([make_result(assignment, "ada@example.edu", {"tinynet": 5})], assignment, out)

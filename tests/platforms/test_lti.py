@@ -10,7 +10,6 @@ import json
 import re
 import sqlite3
 import stat
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -269,7 +268,7 @@ def test_token_refused_again_after_refresh(tmp_path, out, platform, tool_key):
 
 
 # -- retries -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("status, retry_after", [(500, None), (503, None), (429, "0")])
+@pytest.mark.parametrize(("status", "retry_after"), [(500, None), (503, None), (429, "0")])
 def test_transient_error_then_success_is_retried(tmp_path, out, platform, tool_key, status, retry_after):
     config = config_for(tmp_path, platform, tool_key[0])
     platform.fail("/scores", status, times=2, retry_after=retry_after)
@@ -306,10 +305,8 @@ def test_persistent_5xx_stays_pending_then_is_sent(tmp_path, out, platform, tool
 def test_platform_down_keeps_everything_pending(tmp_path, out, platform, tool_key):
     toml = write_platform(tmp_path, platform, tool_key[0])
     platform.stop()  # the port is closed: connection refused
-    started = time.monotonic()
     run = cli(str(out), "--platform", str(toml), "--roster", str(ROSTER), *FAST_CLI)
     assert run.exit_code == 4, run.output
-    assert time.monotonic() - started < 10
     assert "0 scores refused, 4 pending" in run.stderr
     rows = log_rows(out)
     assert {r["status"] for r in rows} == {"pending"} and len(rows) == 4
@@ -453,7 +450,7 @@ BASE = {
 
 
 @pytest.mark.parametrize(
-    "change, message",
+    ("change", "message"),
     [
         ({"client_id": None}, "client_id is required"),
         ({"token_url": ""}, "token_url is empty"),

@@ -28,9 +28,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "platforms"))
 
-from lti1p3platform.message_launch import LTIAdvantageMessageLaunchAbstract  # noqa: E402
-from lti1p3platform.oidc_login import OIDCLoginAbstract  # noqa: E402
-from lti_platform import HarnessRequest, LocalPlatform, platform_key_pair  # noqa: E402
+from lti1p3platform.message_launch import LTIAdvantageMessageLaunchAbstract
+from lti1p3platform.oidc_login import OIDCLoginAbstract
+from lti_platform import HarnessRequest, LocalPlatform, platform_key_pair
 
 CLIENT_ID = "autograder-tool"
 KEY_ID = "tool-key-1"

@@ -4,8 +4,8 @@ then started again on the same data folder, grades that upload, once."""
 from __future__ import annotations
 
 import os
+import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -19,19 +19,30 @@ from served import example, upload, wait_graded
 
 from autograder.config import Kit
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+SERVING = re.compile(rb"serving on (http://127\.0\.0\.1:\d+)")
 
 
-def start(data: Path, port: int, sandbox: bool, log: Path) -> subprocess.Popen[bytes]:
+def start(data: Path, sandbox: bool, log: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """The server on a port it binds itself (0: the system's choice, no port to race for), and where
+    its log stood when it started (its own "serving on URL" line comes after)."""
     command = str(Path(sys.executable).parent / "autograder")
-    argv = [command, "serve", "--demo", "--port", str(port), "--data", str(data), "--kit", str(ROOT)]
+    argv = [command, "serve", "--demo", "--port", "0", "--data", str(data), "--kit", str(ROOT)]
     argv += [] if sandbox else ["--no-sandbox"]
+    offset = log.stat().st_size if log.exists() else 0
     with log.open("ab") as handle:
-        return subprocess.Popen(argv, stdout=handle, stderr=handle, start_new_session=True)
+        return subprocess.Popen(argv, stdout=handle, stderr=handle, start_new_session=True), offset
+
+
+def served_url(log: Path, offset: int, server: subprocess.Popen[bytes]) -> str:
+    """The address this server says it serves on (its line of the log after `offset`)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert server.poll() is None, "the server stopped"
+        found = SERVING.search(log.read_bytes()[offset:])
+        if found:
+            return found.group(1).decode()
+        time.sleep(0.2)
+    raise AssertionError(f"the server said no address in 120 s: {log.read_text(errors='replace')[-2000:]}")
 
 
 def wait_up(url: str, server: subprocess.Popen[bytes], browser: Browser) -> None:
@@ -70,12 +81,12 @@ def stop(server: subprocess.Popen[bytes], sig: int) -> None:
 
 @pytest.mark.slow
 def test_an_upload_accepted_before_a_kill_is_graded_after_a_restart(kit: Kit, tmp_path: Path):
-    data, log, port = tmp_path / "data", tmp_path / "serve.log", free_port()
-    url = f"http://127.0.0.1:{port}"
+    data, log = tmp_path / "data", tmp_path / "serve.log"
     sandbox = sandbox_works(kit)
     browser = Browser()
-    server = start(data, port, sandbox, log)
+    server, offset = start(data, sandbox, log)
     try:
+        url = served_url(log, offset, server)
         wait_up(url, server, browser)
         page = browser.get(f"{url}/demo/student").text
         accepted = upload(browser, url, [example("maya.zip")], page)
@@ -83,7 +94,8 @@ def test_an_upload_accepted_before_a_kill_is_graded_after_a_restart(kit: Kit, tm
         stop(server, signal.SIGKILL)  # at once: the grading had no time to finish
         [(row_id, status)] = rows(data)
         assert status in ("queued", "grading") and gradings(data) == 0
-        server = start(data, port, sandbox, log)
+        server, offset = start(data, sandbox, log)
+        url = served_url(log, offset, server)  # another port: the same data, the same submission
         wait_up(url, server, browser)
         graded = wait_graded(browser, url, accepted.json()["status_url"], timeout=180)
         assert graded["status"] == "graded" and graded["score"] > 0, graded

@@ -68,8 +68,8 @@ def child_main(
     if not sandboxed:  # bare: temporary files go to the worker's private folder, wiped after the task
         os.environ["TMPDIR"] = os.path.dirname(task_dir)
         tempfile.tempdir = None
-    sys.stdout = open(1, "w", buffering=1, closefd=False, errors="backslashreplace")  # noqa: SIM115
-    sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")  # noqa: SIM115
+    sys.stdout = open(1, "w", buffering=1, closefd=False, errors="backslashreplace")
+    sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")
     sys.argv = [request["module"] + ".py"]
 
     from autograder.sandbox.inside.runtime import TaskRuntime
