@@ -12,13 +12,13 @@ from test_cluster import Cluster, _executed
 
 sys.path.insert(0, str(ROOT / "tests" / "service"))
 
-from browser import Browser  # noqa: E402
-from served import example, serving, upload, wait_graded  # noqa: E402
+from browser import Browser
+from served import example, serving, upload, wait_graded
 
-from autograder.cluster.service_pool import ClusterPool  # noqa: E402
-from autograder.config import Kit  # noqa: E402
-from autograder.service.queue import GradingQueue  # noqa: E402
-from autograder.service.settings import ServiceSettings  # noqa: E402
+from autograder.cluster.service_pool import ClusterPool
+from autograder.config import Kit
+from autograder.service.queue import GradingQueue
+from autograder.service.settings import ServiceSettings
 
 
 def _graded(browser: Browser, url: str, name: str) -> dict:

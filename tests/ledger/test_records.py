@@ -121,7 +121,7 @@ def key() -> bytes:
     return load_key()
 
 
-@pytest.mark.parametrize("table, column, value", [
+@pytest.mark.parametrize(("table", "column", "value"), [
     ("adjustments", "points", 7.0), ("adjustments", "reason", "nothing"), ("adjustments", "check_id", "x"),
     ("extensions", "deadline", "2030-01-01T00:00:00+00:00"), ("extensions", "exempt", 1),
     ("releases", "mode", "now"), ("regrade_messages", "text", "I never asked"),

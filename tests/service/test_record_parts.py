@@ -78,7 +78,7 @@ def test_a_notebooks_files_are_its_cells():
     assert upload_files.files_of("ipynb", b"{broken") == []
 
 
-@pytest.mark.parametrize("name, expected", [
+@pytest.mark.parametrize(("name", "expected"), [
     ("dir/sub/tinynet.py", "tinynet.py"), ("..\\evil.py", "evil.py"), ('a"b<c>.py', "a_b_c_.py"),
     ("", "fallback"), ("...", "fallback"), ("x\ny.py", "x_y.py"),
 ])
