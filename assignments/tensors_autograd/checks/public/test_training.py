@@ -56,7 +56,7 @@ def run_accuracy(worker, params, seed: int, p_drop: float = 0.0, calls: int = 1,
     values are read whatever their type; with `types`, a float is required (accuracy_value's business)."""
     T = params.training
     X, y = toy_data(T.toy_n, T.toy_seed)
-    what = "accuracy(model, X, y)" + (f" on a model with Dropout({p_drop:g}) in train mode" if p_drop else "")
+    what = "accuracy(model, X, y)" + (f", Dropout({p_drop:g}), model.training == True" if p_drop else "")
     state = varied_state(seed, T.sizes, X)
     obs = call(worker, "accuracy", what, sizes=list(T.sizes), state=state, X=X, y=y,
                p_drop=p_drop, calls=calls)
@@ -113,7 +113,7 @@ def tuned_items(worker, params, max_epochs: int | None = None) -> tuple[int, int
     items = obs["items"]
     missing = [k for k in ("hidden", "epochs", "lr") if k not in items]
     if missing:
-        fail("training.tuned_keys", missing=", ".join(missing), got=", ".join(items) or "no keys")
+        fail("training.tuned_keys", missing=", ".join(missing), got=", ".join(items) or "{}")
     kinds = {"hidden": ("int",), "epochs": ("int",), "lr": ("float", "int")}
     for key, allowed in kinds.items():
         value = items[key]["value"]
