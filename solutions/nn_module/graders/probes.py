@@ -411,7 +411,7 @@ class _GradWatch:
         self.ids = {id(p) for p in self.params}
         self.fresh: list[Any] = [None] * len(self.params)
         self.steps: list[str] = []
-        self.first: Any = None  # fc2.bias's .grad at the first step
+        self.first: Any = None  # fc2.bias's gradient in the first backward pass
         self.handles = [p.register_hook(self._seen(i)) for i, p in enumerate(self.params)]
         from torch.optim.optimizer import register_optimizer_step_pre_hook
 
@@ -421,6 +421,8 @@ class _GradWatch:
         def hook(grad: torch.Tensor) -> None:
             g = grad.detach().clone()
             self.fresh[i] = g if self.fresh[i] is None else self.fresh[i] + g
+            if i == len(self.params) - 1 and self.first is None:
+                self.first = _tensor(g)
         return hook
 
     def _step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
@@ -436,9 +438,6 @@ class _GradWatch:
                 break
             if g.shape != fresh.shape or not torch.allclose(g, fresh, rtol=1e-4, atol=1e-6):
                 state = "stale"
-        if not self.steps:
-            g = self.params[-1].grad
-            self.first = None if g is None else _tensor(g.detach().clone())
         if len(self.steps) < self.LIMIT:
             self.steps.append(state)
         self.fresh = [None] * len(self.params)

@@ -305,10 +305,67 @@ def _grader_net(sizes, state, p_drop=0.0) -> nn.Module:
     return model
 
 
+class _GradWatch:
+    """What each optimizer step on the grader's TinyNet finds in .grad, against the gradients the
+    backward passes since the previous step computed (a parameter's hook sees each pass's own
+    gradient before it is added to .grad): "fresh" when .grad is exactly those, "stale" when earlier
+    epochs' are still added in (no zero_grad), "cleared" when it is gone (zero_grad after backward)."""
+
+    LIMIT = 200
+
+    def __init__(self, model: nn.Module):
+        self.params = list(model.parameters())
+        self.ids = {id(p) for p in self.params}
+        self.fresh: list[Any] = [None] * len(self.params)
+        self.steps: list[str] = []
+        self.first: Any = None  # fc2.bias's gradient in the first backward pass
+        self.handles = [p.register_hook(self._seen(i)) for i, p in enumerate(self.params)]
+        from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+        self.handles.append(register_optimizer_step_pre_hook(self._step))
+
+    def _seen(self, i: int) -> Any:
+        def hook(grad: torch.Tensor) -> None:
+            g = grad.detach().clone()
+            self.fresh[i] = g if self.fresh[i] is None else self.fresh[i] + g
+            if i == len(self.params) - 1 and self.first is None:
+                self.first = _tensor(g)
+        return hook
+
+    def _step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if not any(id(p) in self.ids for group in optimizer.param_groups for p in group["params"]):
+            return
+        state = "fresh"
+        for p, fresh in zip(self.params, self.fresh, strict=True):
+            if fresh is None:
+                continue
+            g = p.grad
+            if g is None or (not torch.any(g != 0) and torch.any(fresh != 0)):
+                state = "cleared"
+                break
+            if g.shape != fresh.shape or not torch.allclose(g, fresh, rtol=1e-4, atol=1e-6):
+                state = "stale"
+        if len(self.steps) < self.LIMIT:
+            self.steps.append(state)
+        self.fresh = [None] * len(self.params)
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+    def report(self) -> dict[str, Any]:
+        return {"grad_steps": self.steps, "first_grad": self.first}
+
+
 def train(mod, sizes, state, X, y, epochs, lr):
+    """train on the grader's own net of weights `state`: the losses, and what each step found in .grad."""
     model = _grader_net(sizes, state)
-    losses = mod.train(model, _t(X), _t(y), epochs, lr)
-    return _floats(losses)
+    grads = _GradWatch(model)
+    try:
+        losses = mod.train(model, _t(X), _t(y), epochs, lr)
+    finally:
+        grads.remove()
+    return {**_floats(losses), **grads.report()}
 
 
 def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):

@@ -215,7 +215,7 @@ def test_zero_grad(worker, params, challenge):
     """Each optimizer.step() of train_tinynet uses its own epoch's gradient: zero_grad() before backward()
 
     With epochs passed, and with the defaults. The points rest on a value: from hidden initial
-    weights, the first step's gradient of fc2.bias is the gradient of the loop's first loss there."""
+    weights, the first backward pass's gradient of fc2.bias is the gradient of the loop's first loss there."""
     tp = params.tinynet
     obs, what = train_short(worker, params, challenge)
     judge_grad_steps(obs, what)

@@ -21,7 +21,7 @@ def pattern(gen: np.random.Generator) -> list[bool]:
 def check_pick(worker, available: bool, answers: list[bool]) -> None:
     """pick_device() under every answer of `answers`; judged where is_available() said `available`."""
     want = "cuda" if available else "cpu"
-    what = f"[pick_device() for _ in range({len(answers)})]"
+    what = f"pick_device() x{len(answers)}"
     obs = call(worker, "pick_device", what, pattern=answers)
     if len(obs["calls"]) != len(answers):
         fail("device.pick", call=what, got=f"len(...) == {len(obs['calls'])}",
