@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from autograder.sandbox.inside.spies import backward_runs, graph_nodes
 
@@ -306,22 +307,14 @@ def _grader_net(sizes, state, p_drop=0.0) -> nn.Module:
 
 
 class _GradWatch:
-    """What each optimizer step on the grader's TinyNet finds in .grad, against the gradients the
-    backward passes since the previous step computed (a parameter's hook sees each pass's own
-    gradient before it is added to .grad): "fresh" when .grad is exactly those, "stale" when earlier
-    epochs' are still added in (no zero_grad), "cleared" when it is gone (zero_grad after backward)."""
-
-    LIMIT = 200
+    """Per optimizer step, .grad against the backward passes' own gradients since the last step: "fresh",
+    "stale" (no zero_grad) or "cleared" (zero_grad after backward); fc2.bias's first gradient."""
 
     def __init__(self, model: nn.Module):
         self.params = list(model.parameters())
-        self.ids = {id(p) for p in self.params}
         self.fresh: list[Any] = [None] * len(self.params)
-        self.steps: list[str] = []
-        self.first: Any = None  # fc2.bias's gradient in the first backward pass
+        self.steps, self.first = [], None
         self.handles = [p.register_hook(self._seen(i)) for i, p in enumerate(self.params)]
-        from torch.optim.optimizer import register_optimizer_step_pre_hook
-
         self.handles.append(register_optimizer_step_pre_hook(self._step))
 
     def _seen(self, i: int) -> Any:
@@ -333,39 +326,32 @@ class _GradWatch:
         return hook
 
     def _step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        if not any(id(p) in self.ids for group in optimizer.param_groups for p in group["params"]):
+        if not any(p is q for group in optimizer.param_groups for p in group["params"] for q in self.params):
             return
         state = "fresh"
-        for p, fresh in zip(self.params, self.fresh, strict=True):
-            if fresh is None:
-                continue
-            g = p.grad
-            if g is None or (not torch.any(g != 0) and torch.any(fresh != 0)):
+        for p, fresh in [(p, f) for p, f in zip(self.params, self.fresh, strict=True) if f is not None]:
+            if p.grad is None or (not torch.any(p.grad != 0) and torch.any(fresh != 0)):
                 state = "cleared"
                 break
-            if g.shape != fresh.shape or not torch.allclose(g, fresh, rtol=1e-4, atol=1e-6):
+            if p.grad.shape != fresh.shape or not torch.allclose(p.grad, fresh, rtol=1e-4, atol=1e-6):
                 state = "stale"
-        if len(self.steps) < self.LIMIT:
-            self.steps.append(state)
+        self.steps.append(state)
         self.fresh = [None] * len(self.params)
 
-    def remove(self) -> None:
+    def remove(self) -> dict[str, Any]:
         for handle in self.handles:
             handle.remove()
-
-    def report(self) -> dict[str, Any]:
-        return {"grad_steps": self.steps, "first_grad": self.first}
+        return {"grad_steps": self.steps[:200], "first_grad": self.first}
 
 
 def train(mod, sizes, state, X, y, epochs, lr):
-    """train on the grader's own net of weights `state`: the losses, and what each step found in .grad."""
     model = _grader_net(sizes, state)
     grads = _GradWatch(model)
     try:
         losses = mod.train(model, _t(X), _t(y), epochs, lr)
     finally:
-        grads.remove()
-    return {**_floats(losses), **grads.report()}
+        seen = grads.remove()
+    return {**_floats(losses), **seen}
 
 
 def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):
