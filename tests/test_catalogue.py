@@ -265,6 +265,27 @@ def test_every_cascade_prone_check_is_decided(catalogue):
     assert not undecided, f"checks neither in fails nor in must_not_fail: {undecided}"
 
 
+# The traps each lesson names (SPEC and the lesson pages): a student's own `autograder check` must
+# show them, so each of these mistakes fails a public check, not only hidden ones (issue #26).
+LESSON_TRAPS = {
+    "nn_module": ("delivery-no-squeeze", "delivery-squeeze-no-dim", "tinynet-no-zero-grad",
+                  "tinynet-zero-grad-after-backward", "numpy-no-transpose", "numpy-output-n-by-1"),
+    "tensors_autograd": ("training-no-zero-grad", "training-zero-grad-after-backward"),
+}
+
+
+def test_the_lessons_named_traps_fail_a_public_check(catalogue):
+    from autograder.config import load_kit
+    from autograder.grading.course import load_graders
+
+    graders = load_graders(load_kit(ROOT).assignment(catalogue.assignment))
+    public = {c.id for found in graders.checks.values() for c in found if c.public}
+    entries = {entry["id"]: entry for entry in catalogue.wrong}
+    traps = LESSON_TRAPS.get(catalogue.assignment, ())
+    assert set(traps) <= set(entries), sorted(set(traps) - set(entries))
+    assert {trap: entries[trap]["fails"] for trap in traps if not set(entries[trap]["fails"]) & public} == {}
+
+
 def test_required_keywords_are_well_formed(catalogue):
     """Every task has its agreed misconceptions in the `[required]` table, and only tasks do."""
     differ = sorted(set(catalogue.required) ^ set(catalogue.tasks))

@@ -211,6 +211,7 @@ ARGUED = {
     ("tensors_autograd", "descent", "sgd_contract", "sgd_none"),
     ("tensors_autograd", "training", "losses_floats", "train_trajectory"),
     ("tensors_autograd", "training", "trajectory", "train_short"),
+    ("tensors_autograd", "training", "zero_grad", "train_trajectory"),  # the same loop, another lr and length
     ("tensors_autograd", "training", "accuracy_no_graph", "acc_dropout"),
     ("tensors_autograd", "counting", "count_int", "count_random"),
     ("tensors_autograd", "counting", "growth_int", "growth_random"),

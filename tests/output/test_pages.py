@@ -191,15 +191,10 @@ def test_chromium_draws_the_bangla_with_the_embedded_font(tmp_path, assignment):
 
 
 # -- Bangla is Bangla (issue #26) ----------------------------------------------------------------
-# Latin words on the Bangla pages below that come from the assignments' own catalogues and check
-# titles (solutions/), not from the engine: the solutions' helper translates them and empties this.
-# (The assignment's title needs a [titles] "nn_module" entry; check titles, its catalogue's own
-# messages and the stubs' NotImplementedError texts hold the rest.)
-SOLUTIONS_OFFENDERS: frozenset[str] = frozenset({
-    "Building", "and", "as", "assign", "before", "buffers", "cannot", "draw", "example", "for", "global",
-    "in", "keys", "late", "lesson", "models", "of", "on", "order", "out", "place", "reference", "rng",
-    "square", "stores", "switch", "the", "then", "time", "with", "without", "write",
-})
+ASSIGNMENTS = ("nn_module", "tensors_autograd")
+# Per assignment: the two task files the submission below breaks (a syntax error, a wrong edit).
+BREAK = {"nn_module": ("tinynet.py", "delivery.py", "super().__init__()", "pass"),
+         "tensors_autograd": ("tensors.py", "training.py", "optimizer.zero_grad()", "pass")}
 
 
 def _catalogue_words(path: Path) -> dict[str, list[str]]:
@@ -230,18 +225,21 @@ def test_the_scan_finds_english_and_passes_code_and_terms():
 
 def _bangla_outputs(kit, assignment, tmp_path: Path) -> tuple[dict[str, str], str]:
     """Every Bangla page and output the engine renders for one partly wrong submission."""
-    from conftest import SOLUTIONS, STUBS
+    from conftest import ROOT
 
     from autograder.grading.student_check import run_check
     from autograder.grading.student_report import render_html as selfcheck_html
     from autograder.grading.student_report import render_text
 
+    solutions, stubs = ROOT / "solutions" / assignment.id, ROOT / "assignments" / assignment.id
+    syntax, wrong, old, new = BREAK[assignment.id]
     submission = tmp_path / "submission"
-    shutil.copytree(SOLUTIONS, submission, ignore=shutil.ignore_patterns("graders", "__pycache__"))
+    shutil.copytree(solutions, submission, ignore=shutil.ignore_patterns("graders", "__pycache__"))
     (submission / "conftest.py").write_text("import os\n", encoding="utf-8")  # ignored, with a note
-    (submission / "tinynet.py").write_text("import torch\n\ndef broken(:\n", encoding="utf-8")
-    delivery = (submission / "delivery.py").read_text(encoding="utf-8")
-    (submission / "delivery.py").write_text(delivery.replace("super().__init__()", "pass", 1), "utf-8")
+    (submission / syntax).write_text("import torch\n\ndef broken(:\n", encoding="utf-8")
+    text = (submission / wrong).read_text(encoding="utf-8")
+    assert old in text
+    (submission / wrong).write_text(text.replace(old, new, 1), "utf-8")
     from conftest import sandbox_works
 
     from autograder.grading.grader import Grader
@@ -253,8 +251,8 @@ def _bangla_outputs(kit, assignment, tmp_path: Path) -> tuple[dict[str, str], st
     pages = {"feedback.html": reports.feedback_html(result, assignment, bn, "bn"),
              "report.html": render_html(summarize([result], assignment, bn, 1.0, "bn"))}
     folder = tmp_path / "student"
-    shutil.copytree(STUBS, folder, ignore=shutil.ignore_patterns("__pycache__", "*.whl"))
-    for name in ("tinynet.py", "delivery.py"):
+    shutil.copytree(stubs, folder, ignore=shutil.ignore_patterns("__pycache__", "*.whl"))
+    for name in (syntax, wrong):
         shutil.copy(submission / name, folder / name)
     report = run_check(folder, lang="bn")
     pages["check()"] = selfcheck_html(report, verbose=True)
@@ -262,18 +260,34 @@ def _bangla_outputs(kit, assignment, tmp_path: Path) -> tuple[dict[str, str], st
     return pages, text
 
 
-def test_bangla_pages_and_outputs_hold_no_english_but_code_and_terms(kit, assignment, tmp_path):
+@pytest.mark.parametrize("assignment_id", ASSIGNMENTS)
+def test_the_solutions_catalogues_and_titles_have_no_english_but_code_and_terms(kit, assignment_id):
+    """Every Bangla message and title of an assignment (the check titles, each task's, the
+    assignment's own), and a Bangla title for every check and task."""
+    from autograder.authoring.latin_scan import latin_words
+
+    assignment = kit.assignment(assignment_id)
+    assert _catalogue_words(assignment.graders / "messages" / "bn.toml") == {}
+    graders = load_graders(assignment, lang="bn")
+    titles = graders.messages["titles"]
+    checks = [c for found in graders.checks.values() for c in found]
+    assert [c.id for c in checks if c.id not in titles] == []
+    assert [t.id for t in assignment.tasks if t.id not in titles] == []
+    assert assignment.id in titles
+    assert {k: latin_words(v) for k, v in titles.items() if latin_words(v)} == {}
+
+
+@pytest.mark.parametrize("assignment_id", ASSIGNMENTS)
+def test_bangla_pages_and_outputs_hold_no_english_but_code_and_terms(kit, assignment_id, tmp_path):
     from autograder.authoring.latin_scan import course_terms, latin_words, page_latin_words
 
+    assignment = kit.assignment(assignment_id)
     pages, text = _bangla_outputs(kit, assignment, tmp_path)
     # the student's id and the task ids are data (identifiers), not strings to translate
     data = course_terms() | {"rahim"} | {t.id for t in assignment.tasks}
     found = {name: page_latin_words(page, data) for name, page in pages.items()}
     found["autograder check"] = latin_words(text, data)
-    every = {word for words in found.values() for word in words}
-    assert every <= SOLUTIONS_OFFENDERS, {k: [w for w in v if w not in SOLUTIONS_OFFENDERS]
-                                          for k, v in found.items()}
-    assert SOLUTIONS_OFFENDERS <= every, sorted(SOLUTIONS_OFFENDERS - every)  # fixed: take it off the list
+    assert {k: v for k, v in found.items() if v} == {}
     page = pages["feedback.html"]
     assert "conftest.py</code> বাদ দেওয়া হয়েছে" in page  # the note, in Bangla
     assert bn_title(assignment) in page.split("<title>")[1].split("</title>")[0]

@@ -64,7 +64,7 @@ class TinyNetParams:
     @property
     def weights_title(self) -> str:
         """TinyNet(3, 8, 2) stores fc1.weight as (8, 3) and fc2.weight as (2, 8)"""
-        return f"{self.label} stores fc1.weight as {self.fc1_shape} and fc2.weight as {self.fc2_shape}"
+        return f"{self.label}: fc1.weight {self.fc1_shape}, fc2.weight {self.fc2_shape}"
 
 
 @dataclass(frozen=True)
@@ -106,9 +106,9 @@ class DeliveryParams:
 
     @property
     def shapes_text(self) -> str:
-        """(16, 3), (8, 16) and (1, 8)"""
+        """(16, 3), (8, 16), (1, 8)"""
         shapes = [f"({b}, {a})" for _, a, b in self.layers]
-        return ", ".join(shapes[:-1]) + " and " + shapes[-1]
+        return ", ".join(shapes)
 
     @property
     def layers_text(self) -> str:
@@ -120,6 +120,16 @@ class DeliveryParams:
     def layer_counts_text(self) -> str:
         """Linear(3, 16) has 48 + 16, Linear(16, 8) has 128 + 8, Linear(8, 1) has 8 + 1"""
         return ", ".join(f"Linear({a}, {b}) has {a * b} + {b}" for _, a, b in self.layers)
+
+    @property
+    def layers_list(self) -> str:
+        """Linear(3, 16), Linear(16, 8), Linear(8, 1): the same in every language"""
+        return ", ".join(f"Linear({a}, {b})" for _, a, b in self.layers)
+
+    @property
+    def layer_sums(self) -> str:
+        """Linear(3, 16): 48 + 16, Linear(16, 8): 128 + 8, Linear(8, 1): 8 + 1"""
+        return ", ".join(f"Linear({a}, {b}): {a * b} + {b}" for _, a, b in self.layers)
 
     @property
     def hidden_code(self) -> str:
@@ -156,9 +166,9 @@ class CountingParams:
 
     @property
     def known_text(self) -> str:
-        """[3,16,8,1] -> 209, [784,256,128,10] -> 235146 (234752 without bias)"""
+        """[3,16,8,1] -> 209, [784,256,128,10] -> 235146 (bias=False: 234752)"""
         (first, _, first_n), (stack, _, stack_n), (_, _, stack_nb) = self.known_stacks[:3]
-        return f"{_compact(first)} -> {first_n}, {_compact(stack)} -> {stack_n} ({stack_nb} without bias)"
+        return f"{_compact(first)} -> {first_n}, {_compact(stack)} -> {stack_n} (bias=False: {stack_nb})"
 
     @property
     def twohead_text(self) -> str:
@@ -195,15 +205,21 @@ class ContainersParams:
         return ", ".join(f"heads.{name}.*" for name in self.head_names)
 
     @property
+    def per_layer_text(self) -> str:
+        """body.0: 64, heads.time: 17, heads.late: 34"""
+        i, body = self.in_features, self.body
+        heads = (f"heads.{n}: {body * w + w}" for n, w in self.heads)
+        return ", ".join([f"body.0: {i * body + body}", *heads])
+
+    @property
     def registered_text(self) -> str:
         """115 parameters, keys heads.time.*, heads.late.*"""
         return f"{self.twohead_params} parameters, keys {self.head_keys_text}"
 
     @property
     def head_names_text(self) -> str:
-        """The head names quoted: "time" and "late"."""
-        quoted = [f'"{name}"' for name in self.head_names]
-        return ", ".join(quoted[:-1]) + " and " + quoted[-1] if len(quoted) > 1 else quoted[0]
+        """The heads as code: heads["time"], heads["late"] (the same in every language)."""
+        return ", ".join(f'heads["{name}"]' for name in self.head_names)
 
     @property
     def heads_code(self) -> str:

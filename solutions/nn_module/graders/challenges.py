@@ -102,25 +102,24 @@ def judge_layers(run: Mapping[str, Any] | None, drawn: Mapping[str, np.ndarray],
     for layer in run["layers"]:
         name = layer["name"]
         prefix = f"{name}." if name else ""
-        shown = name or "the model itself"
-        call_text = f"{what}'s layer {shown} run alone on hidden inputs x"
-        model = f"{shown}(x) = x @ weight.T + bias, with the very weight and bias loaded into {shown}"
+        shown = name or "model"
+        call_text = f"{what}.{name}(x)" if name else f"{what}(x)"
+        model = f"{shown}(x) == x @ {shown}.weight.T + {shown}.bias"
         if layer["raised"]:
             fail("common.challenge_raised", call=call_text, raised=raised_name(layer["raised"]))
         weight = values.get(f"{prefix}weight")
         bias = values.get(f"{prefix}bias") if layer["bias"] else None
         if weight is None or (layer["bias"] and bias is None):
             fail("common.challenge_load", names=what,
-                 detail=f"{shown}'s weight or bias is not in state_dict()")
+                 detail=f"{prefix}weight, {prefix}bias not in state_dict()")
         x = _slice(drawn["xpool"], 0, (rows, weight.shape[1]))
         want = x @ weight.T + (0.0 if bias is None else bias)
         out = layer["out"]
         got = out.get("values") if type(out) is dict else None
         if got is None or tuple(out.get("shape", ())) != want.shape:
-            shape = fmt_shape(out.get("shape", ())) if type(out) is dict else "nothing"
+            shape = fmt_shape(out.get("shape", ())) if type(out) is dict else "()"
             fail("common.challenge_values", call=call_text, model=model,
-                 error=f"a {out.get('type') if type(out) is dict else '?'} of shape {shape}, "
-                       f"not {fmt_shape(want.shape)}")
+                 error=f"{out.get('type') if type(out) is dict else '?'} {shape} != {fmt_shape(want.shape)}")
         if not close(got.astype(np.float64), want, tol):
             fail("common.challenge_values", call=call_text, model=model,
                  error=describe(got.astype(np.float64), want))
@@ -157,12 +156,12 @@ def judge_loaded(load: Mapping[str, Any], sent: Mapping[str, np.ndarray], key: s
     if load["error"]:
         fail(key, detail=raised_name(load["error"]), **params)
     if load["missing"]:
-        fail(key, detail=f"no nn.Linear layer for {', '.join(load['missing'])}", **params)
+        fail(key, detail=f"nn.Linear: {', '.join(load['missing'])} == None", **params)
     held = layer_state(load)
     for name, value in held.items():
         want = sent.get(name)
         if want is not None and (value.shape != want.shape or not close(value, want.astype(np.float64), 0.0)):
-            fail(key, detail=f"{name} does not hold the weights put into it", **params)
+            fail(key, detail=f"{name} != state[{name!r}]", **params)
     return held
 
 

@@ -81,9 +81,8 @@ def delivery_per_layer(sizes: Sequence[int]) -> dict[str, int]:
 
 
 def delivery_text(sizes: Sequence[int], frozen: Sequence[str] = ()) -> str:
-    shown = " -> ".join(map(str, sizes))
-    text = f"a DeliveryMLP-shaped model ({shown}, buffers x_mean and x_std of size {sizes[0]})"
-    return f"{text} with {' and '.join(frozen)} frozen" if frozen else text
+    text = f"DeliveryMLP(sizes={tuple(sizes)})"  # code, read the same in every language
+    return "; ".join([text, *(f"{name}.requires_grad_(False)" for name in frozen)])
 
 
 def draw_delivery(gen: np.random.Generator) -> tuple[int, int, int, int]:
@@ -102,7 +101,7 @@ def tied(vocab: int, dim: int) -> dict:
 
 
 def tied_text(vocab: int, dim: int) -> str:
-    return f"an Embedding({vocab}, {dim}) whose weight is shared with Linear({dim}, {vocab})"
+    return f"Linear({dim}, {vocab}).weight = Embedding({vocab}, {dim}).weight"
 
 
 def draw_tied(gen: np.random.Generator) -> tuple[int, int]:

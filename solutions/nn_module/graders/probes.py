@@ -398,6 +398,58 @@ class _Watch:
         return {"hook_calls": self.calls, "hook_losses": self.losses, "first_logits": self.first}
 
 
+class _GradWatch:
+    """What each optimizer step on the grader's TinyNet finds in .grad, against the gradients the
+    backward passes since the previous step computed (a parameter's hook sees each pass's own
+    gradient before it is added to .grad): "fresh" when .grad is exactly those, "stale" when earlier
+    epochs' are still added in (no zero_grad), "cleared" when it is gone (zero_grad after backward)."""
+
+    LIMIT = 200
+
+    def __init__(self, model: nn.Module):
+        self.params = list(model.parameters())
+        self.ids = {id(p) for p in self.params}
+        self.fresh: list[Any] = [None] * len(self.params)
+        self.steps: list[str] = []
+        self.first: Any = None  # fc2.bias's gradient in the first backward pass
+        self.handles = [p.register_hook(self._seen(i)) for i, p in enumerate(self.params)]
+        from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+        self.handles.append(register_optimizer_step_pre_hook(self._step))
+
+    def _seen(self, i: int) -> Any:
+        def hook(grad: torch.Tensor) -> None:
+            g = grad.detach().clone()
+            self.fresh[i] = g if self.fresh[i] is None else self.fresh[i] + g
+            if i == len(self.params) - 1 and self.first is None:
+                self.first = _tensor(g)
+        return hook
+
+    def _step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if not any(id(p) in self.ids for group in optimizer.param_groups for p in group["params"]):
+            return
+        state = "fresh"
+        for p, fresh in zip(self.params, self.fresh, strict=True):
+            if fresh is None:
+                continue
+            g = p.grad
+            if g is None or (not torch.any(g != 0) and torch.any(fresh != 0)):
+                state = "cleared"
+                break
+            if g.shape != fresh.shape or not torch.allclose(g, fresh, rtol=1e-4, atol=1e-6):
+                state = "stale"
+        if len(self.steps) < self.LIMIT:
+            self.steps.append(state)
+        self.fresh = [None] * len(self.params)
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+    def report(self) -> dict[str, Any]:
+        return {"grad_steps": self.steps, "first_grad": self.first}
+
+
 def tinynet_train(mod, sizes, state, X, y, epochs=None, lr=None, x_hidden=None):
     """train_tinynet on the grader's own TinyNet of weights `state` (epochs and lr passed, or with None
     the defaults): what it returned, what the forward hook saw; with `x_hidden`, the trained model's
@@ -407,12 +459,16 @@ def tinynet_train(mod, sizes, state, X, y, epochs=None, lr=None, x_hidden=None):
     Xt, yt = _t(X), _t(y)
     watch = _Watch(yt, sizes[2])
     handle = model.register_forward_hook(watch)
-    if epochs is None:
-        losses = mod.train_tinynet(model, Xt, yt)
-    else:
-        losses = mod.train_tinynet(model, Xt, yt, epochs, lr)
+    grads = _GradWatch(model)
+    try:
+        if epochs is None:
+            losses = mod.train_tinynet(model, Xt, yt)
+        else:
+            losses = mod.train_tinynet(model, Xt, yt, epochs, lr)
+    finally:
+        grads.remove()
     handle.remove()
-    obs = {**_returned(losses), **watch.report()}
+    obs = {**_returned(losses), **watch.report(), **grads.report()}
     if x_hidden is not None:
         with torch.no_grad():
             obs["logits"] = _tensor(model(Xt))
@@ -499,6 +555,18 @@ def delivery_forward(mod, x_mean, x_std, state, xs, layers):
     with torch.no_grad():
         outs = [_tensor(model(_t(x))) for x in xs]
     return {"load": load, "outs": outs}
+
+
+def delivery_output_shapes(mod, x_mean, x_std, xs, pool=None, xpool=None):
+    """DeliveryMLP(x_mean, x_std) in eval mode on each x of `xs` (what model(x) returns: type, shape,
+    dtype), then the hidden run on the same model."""
+    model = _delivery(mod, x_mean, x_std)
+    nn.Module.eval(model)
+    for dropout in _reachable(model, nn.Dropout):  # eval() reaching them is the dropout check's business
+        nn.Module.eval(dropout)
+    with torch.no_grad():
+        outs = [_tensor(model(_t(x))) for x in xs]
+    return {"outs": outs, "run": _hidden_run(model, pool, xpool)}
 
 
 def delivery_train_mode(mod, x_mean, x_std, p_drop, x, h):

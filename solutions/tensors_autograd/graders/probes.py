@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from autograder.sandbox.inside.spies import backward_runs, graph_nodes
 
@@ -305,10 +306,52 @@ def _grader_net(sizes, state, p_drop=0.0) -> nn.Module:
     return model
 
 
+class _GradWatch:
+    """Per optimizer step, .grad against the backward passes' own gradients since the last step: "fresh",
+    "stale" (no zero_grad) or "cleared" (zero_grad after backward); fc2.bias's first gradient."""
+
+    def __init__(self, model: nn.Module):
+        self.params = list(model.parameters())
+        self.fresh: list[Any] = [None] * len(self.params)
+        self.steps, self.first = [], None
+        self.handles = [p.register_hook(self._seen(i)) for i, p in enumerate(self.params)]
+        self.handles.append(register_optimizer_step_pre_hook(self._step))
+
+    def _seen(self, i: int) -> Any:
+        def hook(grad: torch.Tensor) -> None:
+            g = grad.detach().clone()
+            self.fresh[i] = g if self.fresh[i] is None else self.fresh[i] + g
+            if i == len(self.params) - 1 and self.first is None:
+                self.first = _tensor(g)
+        return hook
+
+    def _step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if not any(p is q for group in optimizer.param_groups for p in group["params"] for q in self.params):
+            return
+        state = "fresh"
+        for p, fresh in [(p, f) for p, f in zip(self.params, self.fresh, strict=True) if f is not None]:
+            if p.grad is None or (not torch.any(p.grad != 0) and torch.any(fresh != 0)):
+                state = "cleared"
+                break
+            if p.grad.shape != fresh.shape or not torch.allclose(p.grad, fresh, rtol=1e-4, atol=1e-6):
+                state = "stale"
+        self.steps.append(state)
+        self.fresh = [None] * len(self.params)
+
+    def remove(self) -> dict[str, Any]:
+        for handle in self.handles:
+            handle.remove()
+        return {"grad_steps": self.steps[:200], "first_grad": self.first}
+
+
 def train(mod, sizes, state, X, y, epochs, lr):
     model = _grader_net(sizes, state)
-    losses = mod.train(model, _t(X), _t(y), epochs, lr)
-    return _floats(losses)
+    grads = _GradWatch(model)
+    try:
+        losses = mod.train(model, _t(X), _t(y), epochs, lr)
+    finally:
+        seen = grads.remove()
+    return {**_floats(losses), **seen}
 
 
 def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):

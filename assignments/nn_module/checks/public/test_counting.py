@@ -38,7 +38,7 @@ def stack_call(sizes, bias, kind: str = "list") -> str:
     """How a count_linear_stack call reads in feedback; bias None: the default, not passed."""
     shown = str(tuple(sizes)) if kind == "tuple" else str(list(sizes))
     if bias is None:
-        return f"count_linear_stack({shown}) with the default bias"
+        return f"count_linear_stack({shown})"
     return f"count_linear_stack({shown}, bias={bias})"
 
 
@@ -179,8 +179,8 @@ def judge_per_layer(got: dict[str, int], want: dict[str, int], what: str,
 
 
 def _twohead_text(body, heads) -> str:
-    shown = ", ".join(f"{name}: Linear({body[1]}, {w})" for name, w in heads)
-    return f"a TwoHead-shaped model (body Linear({body[0]}, {body[1]}), heads {shown})"
+    shown = ", ".join(f"{name!r}: Linear({body[1]}, {w})" for name, w in heads)
+    return f"TwoHead(body=Linear({body[0]}, {body[1]}), heads={{{shown}}})"
 
 
 @points(2)
@@ -189,10 +189,10 @@ def test_per_layer_known(worker, params, challenge):
 
     Then the same shapes with hidden sizes (and hidden heads)."""
     cp = params.counting
-    what = "a TwoHead-shaped model"
+    what = _twohead_text(cp.twohead_body, cp.twohead_heads)
     got = per_layer(worker, twohead_like(cp.twohead_body, cp.twohead_heads), what)
     judge_per_layer(got, dict(cp.twohead_layers), what, {"", "body", "heads"})
-    what = "a DeliveryMLP-shaped model"
+    what = delivery_text(cp.delivery_sizes)
     got = per_layer(worker, delivery_like(cp.delivery_sizes), what)
     judge_per_layer(got, cp.delivery_per_layer, what, {"", "hidden"})
     gen = challenge.rng()

@@ -20,7 +20,7 @@ def signed_h(seed: int, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def sample(worker, p: float, h: np.ndarray, seed: int, calls: int = 1):
-    what = f"Dropout({p}, rng)(h) in train mode"
+    what = f"Dropout({p}, rng)(h), training=True"
     obs = call(worker, "dropout_sample", what, p=p, h=h, seed=seed, calls=calls)
     outs = [require_array(o, what, h.shape, types=ARRAY) for o in obs["outs"]]
     return outs, obs["h_after"], what
@@ -29,7 +29,7 @@ def sample(worker, p: float, h: np.ndarray, seed: int, calls: int = 1):
 # The paths on which the layer returns h's values (dropout_modes), as the feedback names them.
 IDENTITY_PATHS = {
     "eval": "Dropout(0.5, rng).eval()(h)",
-    "p0": "Dropout(0.0, rng)(h) in train mode",
+    "p0": "Dropout(0.0, rng).train()(h)",
     "eval_p1": "Dropout(1.0, rng).eval()(h)",
     "train_again": "Dropout(0.5, rng).eval().train()(h)",
 }
@@ -75,7 +75,7 @@ def shapes_run(worker, params) -> tuple[list, list[np.ndarray]]:
     (rows, columns) only shows here)."""
     dp = params.dropout
     hs = [positive_h(dp.h_seed + 10 + k, shape) for k, shape in enumerate(dp.other_shapes)]
-    obs = once_per_task(worker, "dropout_shapes", f"Dropout({dp.survivor_p}, rng)(h) in train mode",
+    obs = once_per_task(worker, "dropout_shapes", f"Dropout({dp.survivor_p}, rng)(h), training=True",
                         p=dp.survivor_p, hs=hs, seed=dp.rng_seed)
     return obs, hs
 
@@ -87,7 +87,7 @@ def shaped_outs(worker, params, owner: bool = False):
     obs, hs = shapes_run(worker, params)
     found = []
     for h, got in zip(hs, obs, strict=True):
-        what = f"Dropout({params.dropout.survivor_p}, rng)(h) in train mode, h of shape {fmt_shape(h.shape)}"
+        what = f"Dropout({params.dropout.survivor_p}, rng)(h), training=True, h.shape == {fmt_shape(h.shape)}"
         fail_if_not_implemented(got["raised"], what)
         shaped = got["raised"] is None and all(
             type(o) is dict and tuple(o.get("shape", ())) == h.shape for o in got["outs"])

@@ -58,7 +58,7 @@ def test_linear_lesson_example(worker, params):
     nf = params.numpy_forward
     x = np.array([nf.lesson_x])
     W, b = np.array(nf.lesson_W), np.array(nf.lesson_b)
-    what = "linear(x, W, b) on the lesson's example"
+    what = f"linear(x={x.tolist()}, W={W.tolist()}, b={b.tolist()})"
     obs = call(worker, "numpy_linear", what, LINEAR_HINT, x=x, W=W, b=b)
     got = require_array(obs, what, (1, 2), types=ARRAY, keys=LINEAR_KEYS)
     want = np.array([nf.lesson_y])
@@ -90,8 +90,8 @@ def test_forward_shape_and_dtype(worker, params, challenge):
         for n in (4, 1, 16):
             x = orders(nf.input_seed + n, n, dtype)
             cases += [[state, x], [scaled_head(state, factor), x]]
-            whats.append((f"delivery_forward(state, x) for {np.dtype(dtype).name} x of shape ({n}, 3)",
-                          n, np.dtype(dtype).name))
+            name = np.dtype(dtype).name
+            whats.append((f"delivery_forward(state, x), x.dtype == {name}, x.shape == ({n}, 3)", n, name))
     obs = call(worker, "numpy_delivery_cases", "delivery_forward(state, x)", FORWARD_HINT, cases=cases)
     for k, (what, n, dtype) in enumerate(whats):
         plain, scaled = obs[2 * k], obs[2 * k + 1]

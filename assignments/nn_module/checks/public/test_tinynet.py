@@ -1,4 +1,4 @@
-"""Public checks of task tinynet: registration, weight shapes, the loop's return value and model(X)."""
+"""Public checks of task tinynet: registration, weight shapes, the loop's losses, model(X), zero_grad."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def train_defaults(worker, params, challenge):
     obs = once_per_task(worker, "tinynet_train", what, sizes=list(sizes), state=state, X=X, y=y,
                         x_hidden=x_hidden)
     obs.update(state=state, x_hidden=x_hidden)
-    return obs, f"{what} with the default epochs and lr"
+    return obs, what
 
 
 def judge_floats(obs: dict, what: str, epochs: int) -> None:
@@ -101,7 +101,7 @@ def test_registration(worker, params, challenge):
     if not obs["is_module"]:
         fail("tinynet.not_module", got_type=obs["model_type"])
     if sorted(obs["names"]) != sorted(tp.names):  # in any order: fc2 may be assigned before fc1
-        fail("tinynet.names", names=obs["names"] or "nothing", want=list(tp.names))
+        fail("tinynet.names", names=obs["names"] or "[]", want=list(tp.names))
     bad = [f"{n}: {t}" for n, t in zip(obs["names"], obs["types"], strict=True) if t != "Parameter"]
     if bad:
         fail("tinynet.param_types", bad=", ".join(bad))
@@ -180,3 +180,54 @@ def test_calls_model(worker, params, challenge):
         fail("tinynet.first_forward", call=what, got=first, want=f"{want:.6f}")
     obs, what = train_defaults(worker, params, challenge)
     judge_hooks(obs, what, tp.epochs)
+
+
+def judge_grad_steps(obs: dict, what: str) -> None:
+    """Every optimizer.step() found this epoch's gradient alone in .grad."""
+    for number, state in enumerate(obs["grad_steps"], start=1):
+        if state == "stale":
+            fail("tinynet.stale_gradients", call=what, step=number)
+        if state == "cleared":
+            fail("tinynet.cleared_gradients", call=what, step=number)
+
+
+def bias_gradient(logits: np.ndarray, y: np.ndarray, first_loss) -> np.ndarray:
+    """The gradient, at `logits`, of the loss the loop reported first (the classification loss whose
+    value it is: which loss is right is the trajectory check's business) with respect to fc2.bias,
+    which shifts a column of the logits: central differences in float64."""
+    losses = classification_losses(logits, y)
+    name = "cross_entropy"
+    if first_loss is not None:
+        name = min(losses, key=lambda k: abs(losses[k] - first_loss))
+    step = 1e-6
+    grad = np.zeros(logits.shape[1])
+    for j in range(logits.shape[1]):
+        shift = np.zeros(logits.shape[1])
+        shift[j] = step
+        up = classification_losses(logits + shift, y)[name]
+        down = classification_losses(logits - shift, y)[name]
+        grad[j] = (up - down) / (2 * step)
+    return grad
+
+
+@points(2)
+def test_zero_grad(worker, params, challenge):
+    """Each optimizer.step() of train_tinynet uses its own epoch's gradient: zero_grad() before backward()
+
+    With epochs passed, and with the defaults. The points rest on a value: from hidden initial
+    weights, the first backward pass's gradient of fc2.bias is the gradient of the loop's first loss there."""
+    tp = params.tinynet
+    obs, what = train_short(worker, params, challenge)
+    judge_grad_steps(obs, what)
+    X, y = toy_data(tp.toy_n, tp.toy_seed)
+    first = obs["values"][0] if obs["values"] else None
+    want = bias_gradient(obs["initial"], y, first)
+    got = obs["first_grad"]
+    got_values = got.get("values") if type(got) is dict else None
+    if got_values is None or got_values.shape != want.shape or not close(
+            got_values.astype(np.float64), want, params.tol.loss):
+        fail("tinynet.first_gradient", call=what,
+             got="None" if got_values is None else np.round(got_values, 6).tolist(),
+             want=np.round(want, 6).tolist())
+    obs, what = train_defaults(worker, params, challenge)
+    judge_grad_steps(obs, what)

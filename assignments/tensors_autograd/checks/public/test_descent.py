@@ -26,7 +26,7 @@ def fit(worker, X: np.ndarray, Y: np.ndarray, lr: float | None = None, steps: in
     are judged too (a float w, a list of float losses), with `count` the number of losses. Each is one
     check's business (line_defaults, lr_and_steps_honoured); the others judge the values."""
     args = "X, Y" if lr is None else f"X, Y, lr={lr:.6g}, steps={steps}"
-    what = f"fit_line({args}) with X, Y of {X.dtype.name}"
+    what = f"fit_line({args}), X.dtype == Y.dtype == {X.dtype.name}"
     obs = call(worker, "fit_line", what, FIT_HINTS, X=X, Y=Y, lr=lr, steps=steps)
     if obs["len"] != 2:
         fail("descent.pair", call=what, got_type=obs["type"], got_len=obs["len"])

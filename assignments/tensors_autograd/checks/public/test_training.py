@@ -56,7 +56,7 @@ def run_accuracy(worker, params, seed: int, p_drop: float = 0.0, calls: int = 1,
     values are read whatever their type; with `types`, a float is required (accuracy_value's business)."""
     T = params.training
     X, y = toy_data(T.toy_n, T.toy_seed)
-    what = "accuracy(model, X, y)" + (f" on a model with Dropout({p_drop:g}) in train mode" if p_drop else "")
+    what = "accuracy(model, X, y)" + (f", Dropout({p_drop:g}), model.training == True" if p_drop else "")
     state = varied_state(seed, T.sizes, X)
     obs = call(worker, "accuracy", what, sizes=list(T.sizes), state=state, X=X, y=y,
                p_drop=p_drop, calls=calls)
@@ -113,7 +113,7 @@ def tuned_items(worker, params, max_epochs: int | None = None) -> tuple[int, int
     items = obs["items"]
     missing = [k for k in ("hidden", "epochs", "lr") if k not in items]
     if missing:
-        fail("training.tuned_keys", missing=", ".join(missing), got=", ".join(items) or "no keys")
+        fail("training.tuned_keys", missing=", ".join(missing), got=", ".join(items) or "{}")
     kinds = {"hidden": ("int",), "epochs": ("int",), "lr": ("float", "int")}
     for key, allowed in kinds.items():
         value = items[key]["value"]
@@ -145,3 +145,47 @@ def test_accuracy_no_graph(worker, params):
     got = obs["results"][0]["value"]
     if not accuracy_ok(got, want, 1.0 / params.training.toy_n):
         fail("training.accuracy_value", call=what, got=f"{got:.6g}", want=show_want(want))
+
+
+def bias_gradient(z: np.ndarray, y: np.ndarray, first_loss) -> np.ndarray:
+    """The gradient, at logits `z`, of the loss the loop reported first (the classification loss
+    whose value it is: which loss is right is the trajectory's business) with respect to fc2.bias,
+    which shifts a column of the logits: central differences in float64."""
+    losses = classification_losses(z, y)
+    k = 0 if first_loss is None else int(np.argmin([abs(v - first_loss) for v in losses]))
+    step = 1e-6
+    grad = np.zeros(z.shape[1])
+    for j in range(z.shape[1]):
+        shift = np.zeros(z.shape[1])
+        shift[j] = step
+        up, down = classification_losses(z + shift, y)[k], classification_losses(z - shift, y)[k]
+        grad[j] = (up - down) / (2 * step)
+    return grad
+
+
+@points(2)
+def test_zero_grad(worker, params):
+    """Each optimizer.step() of train uses its own epoch's gradient: zero_grad() before backward()
+
+    The points rest on a value: from hidden initial weights, the first backward pass's gradient of fc2.bias
+    is the gradient of the loop's first loss there."""
+    T = params.training
+    X, y = toy_data(T.toy_n, T.toy_seed)
+    epochs = T.short_epochs
+    what = f"train(model, X, y, {epochs}, 0.05)"
+    state = linear_state(T.init_seed, T.sizes)
+    obs = call(worker, "train", what, GRAPH_HINTS, sizes=list(T.sizes), state=state, X=X, y=y,
+               epochs=epochs, lr=0.05)
+    for step_no, seen in enumerate(obs["grad_steps"], start=1):
+        if seen == "stale":
+            fail("training.stale_gradients", call=what, step=step_no)
+        if seen == "cleared":
+            fail("training.cleared_gradients", call=what, step=step_no)
+    first = obs["values"][0] if obs["values"] else None
+    want = bias_gradient(logits(state, X), y, first)
+    got = obs["first_grad"]
+    values = got.get("values") if type(got) is dict else None
+    if values is None or values.shape != want.shape or not np.allclose(
+            values.astype(np.float64), want, rtol=params.tol.loss, atol=params.tol.loss):
+        shown = "None" if values is None else np.round(values, 6).tolist()
+        fail("training.first_gradient", call=what, got=shown, want=np.round(want, 6).tolist())

@@ -75,7 +75,8 @@ def test_twohead_matches_reference(worker, params):
     want = twohead_outputs(held, P.heads, x)
     for name, width in zip(P.head_names, P.head_widths, strict=True):
         if name not in obs["out"]:
-            fail("containers.twohead_out_keys", keys=sorted(obs["out"]), want=sorted(P.head_names))
+            fail("containers.twohead_out_keys", keys=sorted(obs["out"]), want=sorted(P.head_names),
+                 names=", ".join(P.head_names))
         what = f'TwoHead()(x)["{name}"]'
         got = require_array(obs["out"][name], what, (P.batch, width),
                             keys={"shape": "containers.head_shape_values"})

@@ -125,7 +125,7 @@ def test_p_one(worker, params):
     """With p == 1 every value is 0 (no NaN from dividing by 1 - p) and h is left untouched"""
     P = params.dropout
     h = signed_h(P.h_seed + 5, P.small_shape)
-    what = "Dropout(1.0, rng)(h) in train mode"
+    what = "Dropout(1.0, rng)(h), training=True"
     obs = call(worker, "dropout_sample", what, {"ValueError": "dropout.p_one_raised"},
                p=1.0, h=h, seed=P.rng_seed, calls=1)
     out = require_array(obs["outs"][0], what, h.shape, types=ARRAY,

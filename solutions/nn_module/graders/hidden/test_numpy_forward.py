@@ -64,9 +64,9 @@ def test_matches_torch_float64(worker, params):
                cases=[[st, orders(P.input_seed + n, n, np.dtype(dt))] for n, dt, st in cases])
     for (n, dtype, _), got_obs in zip(cases, obs, strict=True):
         if dtype == "float64":
-            what = f"delivery_forward(state, x) for x of shape ({n}, 3)"
+            what = f"delivery_forward(state, x), x.shape == ({n}, 3)"
         else:
-            what = f"delivery_forward(state, x) for float32 state and x of shape ({n}, 3)"
+            what = f"delivery_forward(state, x), x.shape == ({n}, 3), dtype=float32"
         raised_error(got_obs["raised"], what, FORWARD_HINT)
         got_obs = got_obs["out"]
         # the values, whatever the shape they come in (the shape is forward_shape_and_dtype's business)

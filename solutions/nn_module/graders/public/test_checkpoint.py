@@ -79,7 +79,7 @@ def test_round_trip(worker, params):
 
     load_weights returns the model; both for a str path and a pathlib.Path."""
     state = ckpt_state(params)
-    obs = call(worker, "checkpoint_round_trip", "save_weights then load_weights",
+    obs = call(worker, "checkpoint_round_trip", "save_weights(model, path); load_weights(other, path)",
                {"UnpicklingError": "checkpoint.round_trip_unpickle"}, state=state, x=ckpt_input(params),
                path_types=["str", "pathlib"])
     judge_round_trip(obs, state, "a str path")

@@ -62,11 +62,12 @@ def test_twohead_registered(worker, params, challenge):
     obs = call(worker, "containers_twohead", "TwoHead()", x=x, **drawn)
     if obs["heads_type"] in ("dict", "OrderedDict"):
         fail("containers.twohead_dict", got_type=obs["heads_type"], count=obs["count"],
-             heads_code=cp.heads_code)
+             heads_code=cp.heads_code, head_keys=", ".join(f"heads.{n}" for n in cp.head_names))
     want = twohead_keys(params)
     if obs["count"] != cp.twohead_params or sorted(obs["state_keys"]) != sorted(want):
         fail("containers.twohead_keys", count=obs["count"], want_count=cp.twohead_params,
-             keys=obs["state_keys"], want=want, heads=_heads_text(params))
+             keys=obs["state_keys"], want=want, heads=_heads_text(params),
+             per_layer=cp.per_layer_text)
     if obs["optimizer_error"]:
         fail("containers.optimizer", call="TwoHead()", error=raised_name(obs["optimizer_error"]))
     layers = twohead_layers(cp.in_features, cp.body, cp.heads)

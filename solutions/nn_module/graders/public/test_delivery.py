@@ -1,11 +1,11 @@
-"""Public checks of task delivery: buffers, state_dict keys, parameter count and .double()."""
+"""Public checks of task delivery: buffers, state_dict keys, parameter count, .double(), output shape."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from autograder.checks import fail, points
-from autograder.compare import fmt_shape
+from autograder.compare import fmt_shape, require_array
 
 from ..challenges import judge_layers, once_per_task, pools, read_back
 from ..support import call
@@ -78,7 +78,7 @@ def _show(found: dict) -> str:
     return str(values.tolist())
 
 
-@points(3)
+@points(2)
 def test_buffers(worker, params, challenge):
     """x_mean and x_std are registered buffers (not parameters or plain attributes) with the given values
 
@@ -131,7 +131,7 @@ def judge_count(got: dict, params, what: str) -> None:
             fail("delivery.hidden_list", got_type=got["hidden_type"], keys=got["state_keys"],
                  hidden=dp.hidden_code)
         fail("delivery.count", call=what, got=got["count"], want=dp.n_params, names=got["names"],
-             terms=dp.count_terms)
+             terms=dp.count_terms, layer_sums=dp.layer_sums)
     layers = in_role_order(got["linears"], [p for p, _, _ in dp.layers])
     if len(layers) != len(dp.layers):
         fail("delivery.linears", call=what, count=len(layers), want=len(dp.layers),
@@ -139,7 +139,7 @@ def judge_count(got: dict, params, what: str) -> None:
     for (name, weight, _), (_, fan_in, fan_out) in zip(layers, dp.layers, strict=True):
         if tuple(weight) != (fan_out, fan_in):
             fail("delivery.shape", name=f"{name}.weight", got_shape=fmt_shape(weight),
-                 want_shape=fmt_shape((fan_out, fan_in)))
+                 want_shape=fmt_shape((fan_out, fan_in)), layers=dp.layers_list)
 
 
 @points(2)
@@ -190,3 +190,21 @@ def test_double_converts_buffers(worker, params, challenge):
     judge_layers(run, drawn, params.tol.float64, f"{WHAT}.double()")
     loaded = {key for key, _ in run["entries"]}
     read_back(run, drawn, [name for name in run["buffers"] if name in loaded], f"{WHAT}.double()")
+
+
+@points(2)
+def test_forward_shape(worker, params, challenge):
+    """In eval mode, model(x) is a float32 tensor of shape (N,), for N = 5 and N = 1
+
+    Its values are the hidden check's business. The points rest on a run: each registered nn.Linear,
+    loaded with hidden values, computes x @ W.T + b."""
+    dp = params.delivery
+    gen = challenge.rng(*dp.sizes)
+    given = hidden_buffers(gen, params)
+    drawn = pools(gen)
+    xs = [gen.uniform(0.5, 6.0, (n, dp.sizes[0])).astype(np.float32) for n in (5, 1)]
+    obs = call(worker, "delivery_output_shapes", WHAT, SUPER_HINT, **given, xs=xs, **drawn)
+    for x, out in zip(xs, obs["outs"], strict=True):
+        require_array(out, f"model(x), x.shape == {fmt_shape(x.shape)}", (len(x),), dtype="float32",
+                      keys={"shape": "delivery.forward_shape"})
+    judge_layers(obs["run"], drawn, params.tol.float32, WHAT)

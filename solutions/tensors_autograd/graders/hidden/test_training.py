@@ -31,7 +31,7 @@ def reference_losses(params, epochs: int, lr: float, seed: int, variant: str = "
     return np.array(train_as_lesson(model, X, y, epochs, lr, variant))
 
 
-@points(6)
+@points(4)
 def test_trajectory(worker, params):
     """From the same weights and data, train's losses equal the reference's (zero_grad, Adam, lr passed)
 

@@ -21,10 +21,11 @@ def pattern(gen: np.random.Generator) -> list[bool]:
 def check_pick(worker, available: bool, answers: list[bool]) -> None:
     """pick_device() under every answer of `answers`; judged where is_available() said `available`."""
     want = "cuda" if available else "cpu"
-    what = f"pick_device(), {len(answers)} calls while torch.cuda.is_available() changes"
+    what = f"pick_device() x{len(answers)}"
     obs = call(worker, "pick_device", what, pattern=answers)
     if len(obs["calls"]) != len(answers):
-        fail("device.pick", call=what, got=f"{len(obs['calls'])} answers", want=f"{len(answers)} answers")
+        fail("device.pick", call=what, got=f"len(...) == {len(obs['calls'])}",
+             want=f"len(...) == {len(answers)}")
     for k, (given, seen) in enumerate(zip(answers, obs["calls"], strict=True)):
         if given is not available:
             continue
@@ -103,7 +104,7 @@ def check_to_device(worker, sizes: list[int], X: np.ndarray, y: np.ndarray, as_o
         err = run["error"] if run else {"type": "?", "message": "no model or X returned"}
         fail("device.model_call", call=what, type=err["type"], message=err["message"][:200])
     if run["shape"] != [X.shape[0], sizes[2]]:
-        fail("device.shape", call=what + " then model(X)", name="model(X)",
+        fail("device.shape", call=what + "; model(X)", name="model(X)",
              got_shape=fmt_shape(run["shape"]), want_shape=fmt_shape((X.shape[0], sizes[2])))
     return obs
 

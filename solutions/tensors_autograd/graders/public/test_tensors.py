@@ -20,7 +20,7 @@ def _writes(gen: np.random.Generator, arr: np.ndarray) -> np.ndarray:
 def check_shared(worker, arr: np.ndarray, gen: np.random.Generator) -> None:
     """share_numpy(arr) keeps dtype, shape and values and shares memory both ways, or fails. The values
     written into each side are drawn from `gen` (hidden): seeing them on the other side needs one memory."""
-    what = f"share_numpy(np.ndarray of {arr.dtype.name}, shape {fmt_shape(arr.shape)})"
+    what = f"share_numpy(np.ndarray(dtype={arr.dtype.name}, shape={fmt_shape(arr.shape)}))"
     write_numpy, write_tensor = _writes(gen, arr), _writes(gen, arr)
     obs = call(worker, "share_numpy", what, arr=arr, write_numpy=write_numpy, write_tensor=write_tensor)
     require_array(obs, what, arr.shape)
@@ -29,15 +29,14 @@ def check_shared(worker, arr: np.ndarray, gen: np.random.Generator) -> None:
     if not np.array_equal(obs["values"], arr):
         fail("tensors.share_values", call=what, error=describe(obs["values"], arr))
     if not np.array_equal(obs["after_numpy_write"], write_numpy):
-        fail("tensors.share_copy", call=what, direction="a write into the array")
+        fail("tensors.share_copy", call=what, direction="arr[...] = ...")
     if obs["tensor_write_error"] is not None or not np.array_equal(obs["after_tensor_write"], write_tensor):
-        fail("tensors.share_copy", call=what, direction="a write into the tensor")
+        fail("tensors.share_copy", call=what, direction="t[...] = ...")
 
 
 def check_to_numpy(worker, values: np.ndarray, kind: str) -> None:
-    labels = {"plain": "a tensor", "leaf": "a tensor with requires_grad=True",
-              "nonleaf": "a non-leaf tensor (2 * a leaf with requires_grad=True)"}
-    what = f"to_numpy({labels[kind]} of {values.dtype.name}, shape {fmt_shape(values.shape)})"
+    labels = {"plain": "t", "leaf": "t.requires_grad_()", "nonleaf": "2 * t.requires_grad_()"}
+    what = f"to_numpy({labels[kind]}), t.dtype == {values.dtype.name}, t.shape == {fmt_shape(values.shape)}"
     obs = call(worker, "to_numpy", what, {"requires grad": "tensors.numpy_needs_detach"},
                values=values, kind=kind)
     want = values * 2 if kind == "nonleaf" else values
@@ -50,7 +49,7 @@ def check_to_numpy(worker, values: np.ndarray, kind: str) -> None:
 
 def check_row_dots(worker, a: np.ndarray, b: np.ndarray, tol: float) -> None:
     n, d = a.shape
-    what = f"row_dots(a, b) for ({n}, {d}) tensors"
+    what = f"row_dots(a, b), a.shape == b.shape == ({n}, {d})"
     obs = call(worker, "row_dots", what, a=a, b=b)
     if type(obs) is dict and obs.get("type") == "Tensor" and tuple(obs.get("shape", ())) != (n,):
         shape = tuple(obs["shape"])
