@@ -109,11 +109,16 @@ def falsifying_example(exc: BaseException) -> str:
 
 
 def lost_feedback(graders: Graders, task: TaskConfig, lost: WorkerLost) -> tuple[str, str]:
-    key = f"engine.{lost.reason}"
+    reason = lost.reason
+    if reason == "cpu_limit" and task.cpu_limit >= task.time_limit:
+        # Busy code reaches a CPU limit no lower than the time limit at the same moment as the time
+        # limit: which one the sandbox saw first is a race, so the verdict is the time limit's, always.
+        reason = "time_limit"
+    key = f"engine.{reason}"
     if key not in graders.messages:
         key = "engine.killed"
     params = {"limit": f"{task.time_limit:g}", "probe": lost.detail or "?", "memory": task.memory_mb}
-    if lost.reason == "cpu_limit":
+    if reason == "cpu_limit":
         params["limit"] = f"{task.cpu_limit:g}"
     return key, render(graders, key, params)
 

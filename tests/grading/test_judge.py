@@ -169,3 +169,18 @@ def test_a_long_failing_input_is_one_line_as_python_writes_it(graders: Any) -> N
         fail("demo.too_big", n=1)
 
     assert _failing_input(graders, test_long) == f"spec={spec!r}, xs={list(range(40))!r}"
+
+
+def test_busy_code_gets_one_verdict_whichever_limit_the_sandbox_saw_first(graders: Any) -> None:
+    """A CPU limit no lower than the time limit is reached by a busy loop at the same moment as the
+    time limit: the verdict must not depend on which one won the race (repeatable feedback)."""
+    from autograder.checks import WorkerLost
+    from autograder.config import TaskConfig
+
+    equal = TaskConfig("demo", "demo.py", 1.0, time_limit=20.0, cpu_limit=20.0)
+    seen = {judge.lost_feedback(graders, equal, WorkerLost(reason, "train")) for reason in
+            ("time_limit", "cpu_limit")}
+    assert len(seen) == 1 and next(iter(seen))[0] == "engine.time_limit", seen
+    lower = TaskConfig("demo", "demo.py", 1.0, time_limit=20.0, cpu_limit=5.0)
+    key, text = judge.lost_feedback(graders, lower, WorkerLost("cpu_limit", "train"))
+    assert key == "engine.cpu_limit" and "5" in text
