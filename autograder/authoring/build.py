@@ -23,7 +23,7 @@ from autograder.authoring.markers import (
     strip_solutions,
     stub_items,
 )
-from autograder.config import Assignment, load_kit
+from autograder.config import Assignment, Kit, load_kit
 from autograder.errors import ConfigError, MarkerError
 from autograder.manifest import MANIFEST_FILE, ManifestTask, make_manifest
 
@@ -64,12 +64,12 @@ class TaskDoc:
     items: tuple[StubItem, ...]
 
 
-def _exercise(kit_root: Path, assignment_id: str) -> Assignment:
+def _exercise(kit: Kit, assignment_id: str) -> Assignment:
     """The assignment as grading.toml declares it (read by config.py, the one parser), if not an exam."""
-    assignment = load_kit(kit_root).assignment(assignment_id)
+    assignment = kit.assignment(assignment_id)
     if assignment.exam is not None:
         raise ConfigError(
-            f"{kit_root / 'grading.toml'}: assignments.{assignment_id} is an exam, where every student "
+            f"{kit.root / 'grading.toml'}: assignments.{assignment_id} is an exam, where every student "
             f"gets their own numbers: build one folder per student with `autograder exam build --roster "
             f"ROSTER.csv --out DIR --assignment {assignment_id}`."
         )
@@ -140,7 +140,7 @@ def public_points(checks: Mapping[str, bytes], task: TaskSpec) -> float:
 def generate(kit_root: Path, assignment_id: str) -> dict[str, bytes]:
     """Everything the student folder holds, as relative POSIX path -> bytes (nothing written)."""
     kit = load_kit(kit_root)
-    assignment = _exercise(kit_root, assignment_id)
+    assignment = _exercise(kit, assignment_id)
     source_dir = assignment.solutions
     if not source_dir.is_dir():
         raise ConfigError(f"{source_dir} not found; the reference solutions live there.")
