@@ -775,12 +775,13 @@ class _Renamer(ast.NodeTransformer):
     """Every name the file binds itself (arguments the graders do not pass by name, helpers, `self.`
     attributes the contract does not name) gets a new one."""
 
-    def __init__(self, rng: random.Random, bound: set[str]) -> None:
+    def __init__(self, rng: random.Random, bound: set[str], own: set[str]) -> None:
         self.map = {name: f"{rng.choice(WORDS)}_{i}" for i, name in enumerate(sorted(bound))}
+        self.own = own - ATTRIBUTES  # `self.` attributes the file sets (not nn.Module's register_buffer)
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         self.generic_visit(node)
-        if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr not in ATTRIBUTES:
+        if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in self.own:
             node.attr = "my_" + node.attr.lstrip("_")
         return node
 
@@ -1006,7 +1007,15 @@ def disguise(text: str, level: int, rng: random.Random) -> str:
             line.rstrip() + ("  # ok" if rng.random() < 0.1 and line.strip() else "") for line in lines
         )
     tree = ast.parse(text)
-    tree = _Renamer(rng, _bound_names(tree)).visit(tree)
+    own = {
+        n.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.ctx, ast.Store)
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "self"
+    }
+    tree = _Renamer(rng, _bound_names(tree), own).visit(tree)
     if level >= 2:
         defs = [i for i, n in enumerate(tree.body) if isinstance(n, ast.FunctionDef | ast.ClassDef)]
         moved = [tree.body[i] for i in defs]

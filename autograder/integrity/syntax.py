@@ -3,11 +3,13 @@
 Each statement and expression is hashed bottom-up into a form that survives the usual disguises:
 names the file binds are all `v` (builtins, attribute names and imported modules, by their full
 path, stay); literals are `n` or `s`; docstrings, bare strings, `pass`, annotations and blocks under
-`if False:` are gone; the statements of a block and the keyword arguments of a call are taken as
+`if False:` are gone, and so is padding (a local stored a literal and never read, a module flag set
+once to a false constant and what `if FLAG:` guards, a private helper the file never names); `x += y`
+is `x = x + y`; the statements of a block and the keyword arguments of a call are taken as
 a set, so reordering them changes nothing; a loop that only appends, adds, sums or fills a dict is
-the comprehension it spells (`for x in xs: out.append(f(x))` is `out = [f(x) for x in xs]`); the
-statements the stub gives are left out of the block that holds them. Every subtree of at least
-`min_size` nodes is a fingerprint with the lines it covers.
+the comprehension it spells (`out = []` then `for x in xs: out.append(f(x))` is
+`out = [f(x) for x in xs]`); the statements the stub gives are left out of the block that holds
+them. Every subtree of at least `min_size` nodes is a fingerprint with the lines it covers.
 """
 
 from __future__ import annotations
@@ -39,11 +41,15 @@ Hashed = tuple[int, int]  # (hash, number of nodes)
 
 
 class _Canon:
-    def __init__(self, imports: dict[str, str], min_size: int, boiler: frozenset[int]) -> None:
+    def __init__(
+        self, imports: dict[str, str], min_size: int, boiler: frozenset[int], module: ast.Module
+    ) -> None:
         self.imports = imports
         self.min_size = min_size
         self.boiler = boiler  # statements the stub gives: left out of every block's hash
         self.prints: list[Print] = []
+        self.flags, self.unused = _module_dead_names(module)
+        self.unread: list[set[str]] = []  # per enclosing function: locals it stores and never reads
 
     def visit(self, node: ast.AST) -> Hashed:
         method = getattr(self, f"_{type(node).__name__}", None)
@@ -59,8 +65,33 @@ class _Canon:
         return label_hash("\x00".join(label)), 1
 
     def _block(self, statements: list[ast.stmt]) -> Hashed:
-        kept = [h for h in (self.visit(s) for s in statements if not _inert(s)) if h[0] not in self.boiler]
+        live = [s for s in statements if not self._dead(s)]
+        kept = [
+            h
+            for h in (
+                self.visit(s)
+                for s, after in zip(live, [*live[1:], None], strict=False)
+                if not _initialises(s, after)
+            )
+            if h[0] not in self.boiler
+        ]
         return self._join("block", sorted(kept))
+
+    def _dead(self, statement: ast.stmt) -> bool:
+        """Code that changes nothing: inert statements, a false flag and what it guards, a private
+        helper nobody calls, a local that is stored a literal and never read (padding)."""
+        if _inert(statement):
+            return True
+        if isinstance(statement, ast.If) and not statement.orelse:
+            if isinstance(statement.test, ast.Name) and statement.test.id in self.flags:
+                return True
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return statement.name in self.unused
+        if isinstance(statement, ast.Assign) and _literal(statement.value):
+            names = {t.id for t in statement.targets if isinstance(t, ast.Name)}
+            if len(names) == len(statement.targets):
+                return names <= (self.unread[-1] if self.unread else self.flags)
+        return False
 
     def _generic(self, node: ast.AST) -> Hashed:
         label = [type(node).__name__]
@@ -115,19 +146,32 @@ class _Canon:
     def _assign(self, targets: list[Hashed], value: Hashed) -> Hashed:
         return self._join("assign", [*targets, value])
 
+    def _AugAssign(self, node: ast.AugAssign) -> Hashed:
+        """`x += y` is `x = x + y`."""
+        spelled = ast.copy_location(ast.BinOp(node.target, node.op, node.value), node)
+        return self._assign([self.visit(node.target)], self.visit(spelled))
+
     def _FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Hashed:
         dunder = node.name if node.name.startswith("__") and node.name.endswith("__") else ""
-        parts = [
-            self.visit(node.args),
-            self._join("decorators", [self.visit(d) for d in node.decorator_list]),
-            self._block(node.body),
-        ]
+        self.unread.append(_unread_locals(node))
+        try:
+            parts = [
+                self.visit(node.args),
+                self._join("decorators", [self.visit(d) for d in node.decorator_list]),
+                self._block(node.body),
+            ]
+        finally:
+            self.unread.pop()
         return self._join(f"def{dunder}", parts)
 
     _AsyncFunctionDef = _FunctionDef
 
     def _ClassDef(self, node: ast.ClassDef) -> Hashed:
-        parts = [self._join("bases", [self.visit(b) for b in node.bases]), self._block(node.body)]
+        self.unread.append(set())  # class attributes are read as attributes: none is dead
+        try:
+            parts = [self._join("bases", [self.visit(b) for b in node.bases]), self._block(node.body)]
+        finally:
+            self.unread.pop()
         return self._join("class", parts)
 
     def _Call(self, node: ast.Call) -> Hashed:
@@ -174,43 +218,158 @@ class _Canon:
 
     def _loop_as_comprehension(self, node: ast.For) -> Hashed | None:
         """The loop as `acc = <comprehension>` when all it does is collect into `acc`."""
-        gens: list[Any] = []
-        stmt: ast.stmt = node
-        while isinstance(stmt, ast.For) and not stmt.orelse and len(stmt.body) == 1:
-            conditions: list[ast.expr] = []
-            inner = stmt.body[0]
-            while isinstance(inner, ast.If) and not inner.orelse and len(inner.body) == 1:
-                conditions.append(inner.test)
-                inner = inner.body[0]
-            gens.append(ast.comprehension(stmt.target, stmt.iter, conditions, 0))
-            stmt = inner
-        if not gens or isinstance(stmt, ast.For):
+        collected = _collecting_loop(node)
+        if collected is None:
             return None
-        target: ast.expr | None = None
-        element: list[ast.expr] = []
-        kind = ""
-        if (
-            isinstance(stmt, ast.Expr)
-            and isinstance(stmt.value, ast.Call)
-            and len(stmt.value.args) == 1
-            and isinstance(stmt.value.func, ast.Attribute)
-            and stmt.value.func.attr in ("append", "add")
-        ):
-            kind = "list" if stmt.value.func.attr == "append" else "set"
-            target, element = stmt.value.func.value, [stmt.value.args[0]]
-        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
-            kind, target, element = "sum", stmt.target, [stmt.value]
-        elif (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Subscript)
-        ):
-            kind, target = "dict", stmt.targets[0].value
-            element = [stmt.targets[0].slice, stmt.value]
-        if target is None:
-            return None
+        kind, gens, target, element = collected
         compr = self._comprehension(kind, gens, [self.visit(e) for e in element])
+        if compr[1] >= self.min_size:  # as the comprehension's own expression would be
+            self.prints.append(Print(compr[0], node.lineno, node.end_lineno or node.lineno))
         return self._assign([self.visit(target)], compr)
+
+
+def _collecting_loop(node: ast.For) -> tuple[str, list[ast.comprehension], ast.expr, list[ast.expr]] | None:
+    """(kind, generators, accumulator, element) when all the loop does is collect into one place."""
+    gens: list[Any] = []
+    stmt: ast.stmt = node
+    while isinstance(stmt, ast.For) and not stmt.orelse and len(stmt.body) == 1:
+        conditions: list[ast.expr] = []
+        inner = stmt.body[0]
+        while isinstance(inner, ast.If) and not inner.orelse and len(inner.body) == 1:
+            conditions.append(inner.test)
+            inner = inner.body[0]
+        gens.append(ast.comprehension(stmt.target, stmt.iter, conditions, 0))
+        stmt = inner
+    if not gens or isinstance(stmt, ast.For):
+        return None
+    target: ast.expr | None = None
+    element: list[ast.expr] = []
+    kind = ""
+    if (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and len(stmt.value.args) == 1
+        and isinstance(stmt.value.func, ast.Attribute)
+        and stmt.value.func.attr in ("append", "add")
+    ):
+        kind = "list" if stmt.value.func.attr == "append" else "set"
+        target, element = stmt.value.func.value, [stmt.value.args[0]]
+    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
+        kind, target, element = "sum", stmt.target, [stmt.value]
+    elif (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.BinOp)
+        and isinstance(stmt.value.op, ast.Add)
+        and isinstance(stmt.value.left, ast.Name)
+        and stmt.value.left.id == stmt.targets[0].id
+    ):
+        kind, target, element = "sum", stmt.targets[0], [stmt.value.right]  # acc = acc + x
+    elif (
+        isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript)
+    ):
+        kind, target = "dict", stmt.targets[0].value
+        element = [stmt.targets[0].slice, stmt.value]
+    if target is None:
+        return None
+    return kind, gens, target, element
+
+
+_EMPTY = {"list": (ast.List, ast.Tuple), "set": (ast.Set,), "dict": (ast.Dict,), "sum": (ast.Constant,)}
+
+
+def _initialises(statement: ast.stmt, after: ast.stmt | None) -> bool:
+    """`acc = []` right before a loop that only collects into `acc`: part of the comprehension the
+    loop spells (`acc = [f(x) for x in xs]` has no such line)."""
+    if not (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and isinstance(after, ast.For)
+    ):
+        return False
+    collected = _collecting_loop(after)
+    if collected is None:
+        return False
+    kind, _, target, _ = collected
+    value = statement.value
+    empty = isinstance(value, _EMPTY[kind]) and not (
+        getattr(value, "elts", None) or getattr(value, "keys", None)
+    )
+    if kind == "sum":
+        empty = isinstance(value, ast.Constant) and value.value == 0 and not isinstance(value.value, bool)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and not value.args:
+        empty = value.func.id == kind and not value.keywords  # list(), set(), dict()
+    return empty and isinstance(target, ast.Name) and target.id == statement.targets[0].id
+
+
+def _literal(node: ast.expr) -> bool:
+    """A value whose making has no effect: a constant, or a container of literals."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _literal(k) for k in node.keys) and all(_literal(v) for v in node.values)
+    return False
+
+
+def _unread_locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names the function stores and never reads (nor declares global or nonlocal)."""
+    stored: set[str] = set()
+    kept: set[str] = set()
+    for n in ast.walk(function):
+        if isinstance(n, ast.Name):
+            (stored if isinstance(n.ctx, ast.Store) else kept).add(n.id)
+        elif isinstance(n, ast.Global | ast.Nonlocal):
+            kept.update(n.names)
+    return stored - kept
+
+
+def _module_dead_names(module: ast.Module) -> tuple[set[str], set[str]]:
+    """(false flags, unused helpers), from one walk of the module: flags are names set once to a
+    false constant and read only as the whole test of an `if` (`DEBUG = False`); helpers are
+    private module functions and classes the file never names (`_describe` nobody calls)."""
+    stores: dict[str, int] = {}
+    named: set[str] = set()  # read as a name or an attribute, or spelled in a string (__all__, getattr)
+    read_elsewhere: set[str] = set()
+    declared: set[str] = set()
+    tests: set[int] = set()
+    nodes = list(ast.walk(module))
+    for n in nodes:
+        if isinstance(n, ast.If) and isinstance(n.test, ast.Name):
+            tests.add(id(n.test))
+    for n in nodes:
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Store):
+                stores[n.id] = stores.get(n.id, 0) + 1
+            else:
+                named.add(n.id)
+                if id(n) not in tests:
+                    read_elsewhere.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            named.add(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            named.add(n.value)
+        elif isinstance(n, ast.Global):
+            declared.update(n.names)
+    flags = {
+        t.id
+        for s in module.body
+        if isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and not s.value.value
+        for t in s.targets
+        if isinstance(t, ast.Name) and stores.get(t.id) == 1
+    }
+    unused = {
+        s.name
+        for s in module.body
+        if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        and s.name.startswith("_")
+        and not s.name.startswith("__")
+        and s.name not in named
+    }
+    return flags - read_elsewhere - declared, unused
 
 
 def _inert(statement: ast.stmt) -> bool:
@@ -233,7 +392,7 @@ def syntax_prints(text: str, min_size: int = 4, boiler: frozenset[int] = frozens
     hashes as the stub's function does."""
     try:
         tree = ast.parse(text)
-        canon = _Canon(imported_names(text), min_size, boiler)
+        canon = _Canon(imported_names(text), min_size, boiler, tree)
         canon.visit(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None

@@ -12,11 +12,24 @@ import csv
 import random
 import sys
 
+import numpy as np
 import pytest
 from conftest import ROOT, STUBS
 
 from autograder.integrity.corpus import boilerplate, read_submissions
-from autograder.integrity.similarity import ARCHIVE, CLASS, PUBLIC, Document, Source, compare, merge
+from autograder.integrity.similarity import (
+    ARCHIVE,
+    CLASS,
+    DEFAULT_THRESHOLD,
+    FILE_MOST,
+    PUBLIC,
+    Document,
+    Source,
+    compare,
+    file_share,
+    merge,
+    score_of,
+)
 from autograder.integrity.syntax import syntax_prints
 from autograder.integrity.tokens import normalized_tokens
 from autograder.output.similarity_files import CSV_HEADER, FINDINGS, load_similarity, run_similarity
@@ -65,10 +78,6 @@ def test_hand_written_styles_are_in_the_class(made_class):
             compile(text, name, "exec")  # every made-up file is Python
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue #30 open: since two hand-written correct variants joined the class (delivery_head_first, "
-    "tinynet_fc2_first, issue #24) the rarity weights moved: independent h15/h22 score 0.62 (threshold "
-    "0.6) and c2's padded delivery/counting copies fall below the floor"))
 def test_planted_pairs_are_flagged_and_independent_ones_are_not(similarity_out, made_class):
     found, _ = similarity_out
     _, copied = made_class
@@ -80,10 +89,6 @@ def test_planted_pairs_are_flagged_and_independent_ones_are_not(similarity_out, 
     assert set(top) == planted  # and the copies rank first
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue #30 open: since two hand-written correct variants joined the class (delivery_head_first, "
-    "tinynet_fc2_first, issue #24) the rarity weights moved: independent h15/h22 score 0.62 (threshold "
-    "0.6) and c2's padded delivery/counting copies fall below the floor"))
 def test_each_copied_file_has_its_row_with_the_lines_that_match(similarity_out, made_class):
     found, out = similarity_out
     _, copied = made_class
@@ -138,18 +143,72 @@ def test_disguises_that_keep_the_structure_keep_the_fingerprints():
     loop += "    return out\n"
     comprehension = "def g(values):\n    res = [v * 2 for v in values if v > 0]\n    return res\n"
     assert {p.hash for p in syntax_prints(loop) or []} & {p.hash for p in syntax_prints(comprehension) or []}
-    assert [t.text for t in normalized_tokens("import numpy as np\nx = np.zeros(3)  # hi\n")] == [
-        "numpy",
-        "V",
-        "=",
-        "numpy",
-        ".",
-        "zeros",
-        "(",
-        "N",
-        ")",
-        ";",
-    ][1:] or True
+    tokens = [t.text for t in normalized_tokens("import numpy as np\nx = np.zeros(3)  # hi\n")]
+    assert tokens[-9:] == ["V", "=", "numpy", ".", "zeros", "(", "N", ")", ";"]  # np is numpy, 3 is N
+
+
+def _prints(text: str) -> set[int]:
+    found = syntax_prints(text)
+    assert found is not None, text
+    return {p.hash for p in found}
+
+
+PLAIN = (
+    "import torch\n\n"
+    "def total(xs, w):\n"
+    "    acc = 0\n"
+    "    for x in xs:\n"
+    "        acc += x * w\n"
+    "    return torch.tensor(acc)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "disguised",
+    [
+        # a summing loop spelled with `acc = acc + ...`, or as sum() of a generator
+        PLAIN.replace("acc += x * w", "acc = acc + x * w"),
+        "import torch\n\ndef total(xs, w):\n    acc = sum(x * w for x in xs)\n    return torch.tensor(acc)\n",
+        # padding: a local stored and never read, a false flag and what it guards, a helper nobody calls
+        PLAIN.replace("    acc = 0\n", "    unused = 0\n    acc = 0\n    steps = []\n"),
+        "DEBUG = False\n" + PLAIN.replace("    return", "    if DEBUG:\n        print('called')\n    return"),
+        PLAIN + "\ndef _describe(obj):\n    text = str(obj)\n    return text.strip()[:80]\n",
+    ],
+)
+def test_padding_and_respelled_loops_leave_the_code_as_it_was(disguised):
+    assert _prints(disguised) == _prints(PLAIN.replace("acc += x * w", "acc = acc + x * w"))
+    assert _prints(PLAIN) == _prints(PLAIN.replace("acc += x * w", "acc = acc + x * w"))  # += is + then =
+
+
+@pytest.mark.parametrize(
+    "alive",
+    [
+        PLAIN.replace("    acc = 0\n", "    scale = 2\n    acc = 0\n").replace("x * w", "x * w * scale"),
+        "DEBUG = False\nDEBUG = True\n"
+        + PLAIN.replace("    return", "    if DEBUG:\n        print(1)\n    return"),
+        "DEBUG = False\n"
+        + PLAIN.replace("    return", "    if DEBUG:\n        print(1)\n    return")
+        + "x = DEBUG\n",
+        PLAIN + "\ndef _describe(obj):\n    return str(obj)\n\nprint(_describe(1))\n",
+        PLAIN + "\ndef _describe(obj):\n    return str(obj)\n\n__all__ = ['_describe']\n",
+        PLAIN.replace("    acc = 0\n", "    acc = 0\n    log = []\n").replace(
+            "acc += x * w", "acc += x * w\n        log.append(acc)"
+        ),
+    ],
+)
+def test_code_that_is_read_or_changed_is_not_taken_for_padding(alive):
+    assert _prints(alive) != _prints(PLAIN)
+
+
+def test_one_file_alike_is_not_enough_for_a_pair_but_several_are():
+    # 100 nats in one file (a score of 0.71 for that file) does not flag the pair; the same spread
+    # over three files (0.45 each) does; one file flags alone only with overwhelming evidence
+    assert score_of(100.0) > 0.7 and score_of(file_share(np.array(100.0))) < DEFAULT_THRESHOLD
+    assert score_of(3 * file_share(np.array(33.0))) > DEFAULT_THRESHOLD
+    assert score_of(file_share(np.array(150.0))) > DEFAULT_THRESHOLD
+    assert file_share(np.array(1e9)) == pytest.approx(FILE_MOST)
+    assert file_share(np.array(-30.0)) == 0  # a file written alone takes nothing away
+    assert 3.8 < file_share(np.array(4.0)) < 4.0  # little evidence passes nearly whole
 
 
 def test_a_file_that_does_not_parse_is_still_compared(kit):
