@@ -26,7 +26,7 @@ WATCHED = (
     "builtins", "json", "numpy", "numpy.random", "torch", "torch.nn", "torch.nn.functional",
     "torch.nn.modules.module", "torch.optim", "torch.autograd", "torch.serialization",
     "autograder.sandbox.codec", "autograder.sandbox.inside.runtime", "autograder.sandbox.inside.integrity",
-    "autograder.sandbox.inside.spies",
+    "autograder.sandbox.inside.spies", "autograder.sandbox.inside.observe",
 )
 WATCHED_CLASSES = (("torch", "Tensor"), ("torch.nn", "Module"), ("torch.nn", "Parameter"),
                    ("torch.optim", "Optimizer"), ("torch.autograd", "Function"),

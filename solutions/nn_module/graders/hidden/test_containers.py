@@ -7,8 +7,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from autograder.checks import fail, points
-from autograder.compare import close, describe, fmt_shape, require_array
+from autograder.graders import close, describe, fail, fmt_shape, points, require_array
 
 from ..challenges import fixedmlp_layers, judge_loaded, mlp_outputs, twohead_layers, twohead_outputs
 from ..support import call, mlp_state, rng

@@ -9,7 +9,7 @@ from itertools import pairwise
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder.checks import fail, points
+from autograder.graders import fail, points
 
 from ..params import default
 from ..public.test_counting import _value, judge_per_layer, per_layer

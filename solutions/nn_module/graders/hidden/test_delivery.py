@@ -6,8 +6,7 @@ import functools
 
 import numpy as np
 
-from autograder.checks import fail, note, points
-from autograder.compare import close, describe, fmt_shape, require_array
+from autograder.graders import close, describe, fail, fmt_shape, note, points, require_array
 
 from ..challenges import delivery_outputs, filled, judge_layers, judge_loaded, pools
 from ..public.test_delivery import hidden_buffers

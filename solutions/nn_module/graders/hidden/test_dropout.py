@@ -6,8 +6,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from autograder.checks import fail, points
-from autograder.compare import require_array
+from autograder.graders import fail, points, require_array
 
 from ..public.test_dropout import (
     IDENTITY_PATHS,

@@ -6,8 +6,7 @@ import functools
 
 import numpy as np
 
-from autograder.checks import fail, points
-from autograder.compare import close, describe, require_array
+from autograder.graders import close, describe, fail, points, require_array
 
 from ..public.test_numpy_forward import (
     FORWARD_HINT,

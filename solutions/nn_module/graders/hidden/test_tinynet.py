@@ -6,8 +6,7 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder.checks import fail, points
-from autograder.compare import close, describe, fmt_shape, require_array
+from autograder.graders import close, describe, fail, fmt_shape, points, require_array
 
 from ..challenges import judge_loaded, judge_output, tinynet_outputs
 from ..params import default

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder.checks import points
+from autograder.graders import points
 
 from ..params import default
 from ..public.test_counting import check_count, check_growth

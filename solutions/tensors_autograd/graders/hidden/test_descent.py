@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder.checks import fail, points
+from autograder.graders import fail, points
 
 from ..params import default
 from ..public.test_descent import check_sgd, fit

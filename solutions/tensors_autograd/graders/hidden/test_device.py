@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from autograder.checks import fail, points
-from autograder.compare import fmt_shape
+from autograder.graders import fail, fmt_shape, points
 
 from ..public.test_device import device_runs, to_device
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder.checks import points
+from autograder.graders import points
 
 from ..params import default
 from ..public.test_tensors import check_row_dots, check_shared, check_to_numpy

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from autograder.checks import fail, points
+from autograder.graders import fail, points
 
 from ..public.test_training import (
     accuracy_ok,

@@ -1,4 +1,4 @@
-"""Correct variant: errors re-raised with more context, as subclasses of the very types SPEC names.
+"""Correct variant: errors re-raised with more context, as subclasses of the very types the contract names.
 
 A caller's `except RuntimeError` / `except pickle.UnpicklingError` still catches them; paths go
 through os.fspath."""

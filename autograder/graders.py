@@ -1,0 +1,78 @@
+"""The graders' API (grading side): everything an assignment's checks, conftest and references use.
+
+    from autograder.graders import call, close, fail, points, require_array
+
+    @points(5)
+    def test_forward_matches_the_formula(worker, params):
+        \"\"\"TinyNet's forward is fc2(relu(fc1(x)))\"\"\"
+        obs = call(worker, "tinynet_forward", x=params.x)
+        got = require_array(obs["out"], "TinyNet(...)(x)", (len(params.x), 3))
+        if not close(got, params.want):
+            fail("tinynet.forward_formula", report=describe(got, params.want))
+
+An assignment's graders import the engine only through this module (checks, conftest.py, the
+references' loader) and `autograder.sandbox.inside.observe` (probes, inside the sandbox); tests/
+holds them to it. The modules behind it may move; these names stay. docs/authoring.md describes
+the observation format the probes send and these functions read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autograder.checks import fail, note, points
+from autograder.compare import (
+    close,
+    describe,
+    fmt_shape,
+    fmt_values,
+    require_array,
+    require_close,
+    tolerance,
+)
+from autograder.probe_calls import (
+    ProbeCaller,
+    call,
+    call_once,
+    clean,
+    raised_as,
+    raised_name,
+    require_raised,
+    scalar_type,
+)
+from autograder.references import References
+
+# conftest.py's fixtures, from the pytest plugin: loaded when asked for, since a student's install
+# (which runs the public checks) has no pytest.
+_PLUGIN = ("_autograder_worker", "challenge", "params", "pytest_addoption", "worker")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PLUGIN:
+        from autograder import pytest_plugin
+
+        return getattr(pytest_plugin, name)
+    raise AttributeError(f"module 'autograder.graders' has no attribute {name!r}")
+
+
+__all__ = [  # and the fixtures of _PLUGIN
+    "ProbeCaller",
+    "References",
+    "call",
+    "call_once",
+    "clean",
+    "close",
+    "describe",
+    "fail",
+    "fmt_shape",
+    "fmt_values",
+    "note",
+    "points",
+    "raised_as",
+    "raised_name",
+    "require_array",
+    "require_close",
+    "require_raised",
+    "scalar_type",
+    "tolerance",
+]
