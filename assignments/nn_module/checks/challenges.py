@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.checks import fail
-from autograder.compare import close, describe, fmt_shape
+from autograder.graders import close, describe, fail, fmt_shape
 
 from .support import call_once, fail_if_not_implemented, raised_name, relu
 

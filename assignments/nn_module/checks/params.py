@@ -1,6 +1,6 @@
 """Every number the nn_module graders (and the reference solutions) depend on, in one place.
 
-`default()` gives the lesson's numbers (SPEC.md). In an exam every student gets a variant: a choice
+`default()` gives the lesson's numbers (its docstrings). In an exam every student gets a variant: a choice
 for each knob in `KNOBS` (grading.toml declares the options), and `for_variant(choices)` turns it
 into the Params every check and reference of that student uses; knobs not chosen keep the lesson's
 value. `describe(params)` says, in a student's words, what their numbers are.

@@ -1,6 +1,7 @@
 """Probes: run inside the sandboxed worker on one student module and return plain observations."""
 
-# Self-contained (stdlib, numpy, torch only). A probe never judges: it runs the student's code on
+# Self-contained: stdlib, numpy, torch and the engine's probe API (autograder.sandbox.inside.observe,
+# whose describers make the observations). A probe never judges: it runs the student's code on
 # inputs the check sent and reports what it saw, with the exact type name of everything the
 # student returned, so that the check (in the grading process) decides. Helpers and classes start
 # with "_" so they are not probes.
@@ -18,78 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-_SENDABLE = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"}
-_MESSAGE_LIMIT = 600
-
-# ----------------------------------------------------------------------------- observation helpers
-
-
-def _tname(value: Any) -> str:
-    return type(value).__name__
-
-
-def _qualified(cls: type) -> str:
-    """module.qualname of a class: builtins.RuntimeError, _pickle.UnpicklingError (a student's own
-    class named RuntimeError is not builtins.RuntimeError)."""
-    module, name = getattr(cls, "__module__", None), getattr(cls, "__qualname__", None)
-    if type(module) is not str or type(name) is not str:
-        return "<unnamed>"
-    return f"{module}.{name}"
-
-
-def _message(exc: BaseException) -> str:
-    try:
-        text = str(exc)
-    except BaseException:
-        return "<unreadable message>"
-    text = text if type(text) is str else "<not a string>"
-    return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "..."
-
-
-def _exc(exc: BaseException) -> dict[str, Any]:
-    """An exception as data: the type that reached the caller ("type"), the module.qualname of each
-    of its classes ("mro": so a check can accept a subclass of the named type) and, for the feedback
-    only, the type names of its whole chain (cause and context, outermost first)."""
-    chain, seen, cur = [], set(), exc
-    while cur is not None and id(cur) not in seen and len(chain) < 8:
-        seen.add(id(cur))
-        chain.append(_tname(cur))
-        cur = cur.__cause__ or cur.__context__
-    mro = [_qualified(c) for c in type(exc).__mro__][:16]
-    return {"type": _tname(exc), "mro": mro, "message": _message(exc), "chain": chain}
-
-
-def _tensor(value: Any) -> dict[str, Any]:
-    """A tensor the student returned: exact type first, values only for a plain Tensor/Parameter."""
-    obs: dict[str, Any] = {"type": _tname(value), "values": None}
-    if type(value) not in (torch.Tensor, nn.Parameter):
-        return obs
-    obs["shape"] = list(value.shape)
-    obs["dtype"] = str(value.dtype).replace("torch.", "")
-    obs["requires_grad"] = bool(value.requires_grad)
-    obs["has_grad_fn"] = value.grad_fn is not None
-    if obs["dtype"] in _SENDABLE:
-        obs["values"] = np.array(value.detach().cpu().numpy(), copy=True)
-    return obs
-
-
-def _array(value: Any) -> dict[str, Any]:
-    """A NumPy array the student returned: exact np.ndarray only."""
-    obs: dict[str, Any] = {"type": _tname(value), "values": None}
-    if type(value) is not np.ndarray:
-        return obs
-    obs["shape"] = list(value.shape)
-    obs["dtype"] = value.dtype.name
-    if value.dtype.name in _SENDABLE:
-        obs["values"] = np.array(value, copy=True)
-    return obs
-
-
-def _scalar(value: Any) -> dict[str, Any]:
-    """An int/float the student returned: the value only when the type is exactly int or float."""
-    kind = type(value)
-    return {"type": _tname(value), "value": value if kind in (int, float) else None}
-
+from autograder.sandbox.inside.observe import array, as_tensor, exception, scalar, tensor, type_name
 
 # nn.Module's own methods, called unbound: a student's class cannot override what the probe reads.
 _named_parameters = nn.Module.named_parameters
@@ -98,19 +28,15 @@ _named_modules = nn.Module.named_modules
 _state_dict = nn.Module.state_dict
 
 
-def _t(arr: Any) -> torch.Tensor:
-    return torch.from_numpy(np.array(arr, copy=True))
-
-
 def _state(arrays: dict[str, Any]) -> dict[str, torch.Tensor]:
-    return {k: _t(v) for k, v in arrays.items()}
+    return {k: as_tensor(v) for k, v in arrays.items()}
 
 
 def _params(model: nn.Module) -> dict[str, Any]:
     named = list(_named_parameters(model))
     return {
         "names": [n for n, _ in named],
-        "types": [_tname(p) for _, p in named],
+        "types": [type_name(p) for _, p in named],
         "shapes": [list(p.shape) for _, p in named],
         "count": int(sum(p.numel() for _, p in named)),
         "linears": _linear_shapes(model),
@@ -152,24 +78,24 @@ def _pool_slice(pool: torch.Tensor, offset: int, shape: tuple[int, ...]) -> torc
 def _fill(model: nn.Module, pool: Any) -> dict[str, Any]:
     """Load every floating tensor of the model's state_dict with the next values of `pool` (through
     load_state_dict and the model's own keys); report the keys and shapes it filled."""
-    values = _t(pool)
+    values = as_tensor(pool)
     entries = [(k, v) for k, v in _state_dict(model).items()
                if isinstance(v, torch.Tensor) and v.is_floating_point()]
     state, offset = {}, 0
-    for key, tensor in entries:
-        state[key] = _pool_slice(values, offset, tuple(tensor.shape)).to(tensor.dtype)
-        offset += tensor.numel()
+    for key, held in entries:
+        state[key] = _pool_slice(values, offset, tuple(held.shape)).to(held.dtype)
+        offset += held.numel()
     report: dict[str, Any] = {"entries": [[k, list(v.shape)] for k, v in entries], "error": None}
     try:
         nn.Module.load_state_dict(model, state, strict=False)
     except Exception as exc:
-        report["error"] = _exc(exc)
+        report["error"] = exception(exc)
     return report
 
 
 def _layer_runs(model: nn.Module, xpool: Any, rows: int) -> list[dict[str, Any]]:
     """Each registered nn.Linear run alone (no_grad) on `rows` rows of the hidden inputs."""
-    xs = _t(xpool)
+    xs = as_tensor(xpool)
     runs = []
     for name, module in _named_modules(model):
         weight = _own(module, "weight")
@@ -180,9 +106,9 @@ def _layer_runs(model: nn.Module, xpool: Any, rows: int) -> list[dict[str, Any]]
                                "raised": None, "out": None}
         try:
             with torch.no_grad():
-                run["out"] = _tensor(module(x))
+                run["out"] = tensor(module(x))
         except Exception as exc:
-            run["raised"] = _exc(exc)
+            run["raised"] = exception(exc)
         runs.append(run)
     return runs
 
@@ -192,9 +118,9 @@ def _hidden_run(model: nn.Module, pool: Any, xpool: Any, rows: int = 4) -> dict[
     if pool is None:
         return None
     run = _fill(model, pool)
-    run["state_after"] = {k: _tensor(v) for k, v in _state_dict(model).items()
+    run["state_after"] = {k: tensor(v) for k, v in _state_dict(model).items()
                           if k.rpartition(".")[2] not in ("weight", "bias")}
-    run["buffers"] = {n: _tensor(b) for n, b in _named_buffers(model)}
+    run["buffers"] = {n: tensor(b) for n, b in _named_buffers(model)}
     run["layers"] = _layer_runs(model, xpool, rows)
     return run
 
@@ -273,26 +199,26 @@ def _load_layers(model: nn.Module, arrays: dict[str, Any], layers: Any,
                     report["missing"].append(prefix)
                     continue
                 weight, bias = _own(module, "weight"), _own(module, "bias")
-                weight.copy_(_t(arrays[f"{prefix}.weight"]))
+                weight.copy_(as_tensor(arrays[f"{prefix}.weight"]))
                 if isinstance(bias, torch.Tensor) and f"{prefix}.bias" in arrays:
-                    bias.copy_(_t(arrays[f"{prefix}.bias"]))
+                    bias.copy_(as_tensor(arrays[f"{prefix}.bias"]))
             own = _state_dict(model)
             for key, value in arrays.items():
                 if key.rpartition(".")[0] in roles:
                     continue
                 if key in own:
-                    own[key].copy_(_t(value))
+                    own[key].copy_(as_tensor(value))
                 elif given is not None and key in given:
-                    for held in _holding(model, _t(given[key])):
-                        held.copy_(_t(value))
+                    for held in _holding(model, as_tensor(given[key])):
+                        held.copy_(as_tensor(value))
     except Exception as exc:
-        report["error"] = _exc(exc)
+        report["error"] = exception(exc)
         return report
     for prefix, module in roles.items():
         if module is not None:
             bias = _own(module, "bias")
-            report["held"][prefix] = {"weight": _tensor(_own(module, "weight")),
-                                      "bias": _tensor(bias) if isinstance(bias, torch.Tensor) else None}
+            report["held"][prefix] = {"weight": tensor(_own(module, "weight")),
+                                      "bias": tensor(bias) if isinstance(bias, torch.Tensor) else None}
     return report
 
 
@@ -328,7 +254,7 @@ class _GraderTinyNet(nn.Module):
 def tinynet_structure(mod, in_features, hidden, out_features, pool=None, xpool=None):
     """The parameters TinyNet registers; with a hidden `pool`, the hidden run on them too."""
     model = mod.TinyNet(in_features, hidden, out_features)
-    obs = {"is_module": isinstance(model, nn.Module), "model_type": _tname(model), **_params(model)}
+    obs = {"is_module": isinstance(model, nn.Module), "model_type": type_name(model), **_params(model)}
     return {**obs, "run": _hidden_run(model, pool, xpool)}
 
 
@@ -341,7 +267,7 @@ def tinynet_forward(mod, sizes, state, xs):
     if load["missing"] or load["error"]:
         return {"load": load, "outs": []}
     with torch.no_grad():
-        outs = [_tensor(model(_t(x))) for x in xs]
+        outs = [tensor(model(as_tensor(x))) for x in xs]
     return {"load": load, "outs": outs}
 
 
@@ -361,10 +287,10 @@ def _number(item: Any) -> float | None:
 
 
 def _returned(losses: Any) -> dict[str, Any]:
-    obs: dict[str, Any] = {"type": _tname(losses), "len": None, "types": [], "values": []}
+    obs: dict[str, Any] = {"type": type_name(losses), "len": None, "types": [], "values": []}
     if type(losses) in (list, tuple):
         obs["len"] = len(losses)
-        obs["types"] = [_tname(item) for item in losses]
+        obs["types"] = [type_name(item) for item in losses]
         obs["values"] = [_number(item) for item in losses]
     return obs
 
@@ -391,7 +317,7 @@ class _Watch:
                 return
             self._last = flat.clone()
             if self.first is None:
-                self.first = _tensor(out.detach())
+                self.first = tensor(out.detach())
             self.losses.append(float(nn.functional.cross_entropy(out.detach(), self.y).item()))
 
     def report(self) -> dict[str, Any]:
@@ -422,7 +348,7 @@ class _GradWatch:
             g = grad.detach().clone()
             self.fresh[i] = g if self.fresh[i] is None else self.fresh[i] + g
             if i == len(self.params) - 1 and self.first is None:
-                self.first = _tensor(g)
+                self.first = tensor(g)
         return hook
 
     def _step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
@@ -456,7 +382,7 @@ def tinynet_train(mod, sizes, state, X, y, epochs=None, lr=None, x_hidden=None):
     outputs on X and there, and its trained weights."""
     model = _GraderTinyNet(*sizes)
     model.load_state_dict(_state(state))
-    Xt, yt = _t(X), _t(y)
+    Xt, yt = as_tensor(X), as_tensor(y)
     watch = _Watch(yt, sizes[2])
     handle = model.register_forward_hook(watch)
     grads = _GradWatch(model)
@@ -471,9 +397,9 @@ def tinynet_train(mod, sizes, state, X, y, epochs=None, lr=None, x_hidden=None):
     obs = {**_returned(losses), **watch.report(), **grads.report()}
     if x_hidden is not None:
         with torch.no_grad():
-            obs["logits"] = _tensor(model(Xt))
-            obs["hidden_logits"] = _tensor(model(_t(x_hidden)))
-        obs["weights"] = {k: _tensor(v) for k, v in _state_dict(model).items()}
+            obs["logits"] = tensor(model(Xt))
+            obs["hidden_logits"] = tensor(model(as_tensor(x_hidden)))
+        obs["weights"] = {k: tensor(v) for k, v in _state_dict(model).items()}
     return obs
 
 
@@ -481,7 +407,7 @@ def tinynet_train(mod, sizes, state, X, y, epochs=None, lr=None, x_hidden=None):
 
 
 def _delivery(mod, x_mean, x_std, p_drop=None):
-    args = (_t(x_mean), _t(x_std)) if p_drop is None else (_t(x_mean), _t(x_std), p_drop)
+    args = (as_tensor(x_mean), as_tensor(x_std)) + (() if p_drop is None else (p_drop,))
     return mod.DeliveryMLP(*args)
 
 
@@ -493,8 +419,8 @@ def _delivery_structure(model: nn.Module) -> dict[str, Any]:
     return {
         "state_keys": list(_state_dict(model).keys()),
         "buffer_names": [n for n, _ in _named_buffers(model)],
-        "hidden_type": _tname(getattr(model, "hidden", None)),
-        "modules": [_tname(m) for _, m in _named_modules(model)],
+        "hidden_type": type_name(getattr(model, "hidden", None)),
+        "modules": [type_name(m) for _, m in _named_modules(model)],
         "dropout_ps": _dropout_ps(model),
         **_params(model),
     }
@@ -504,9 +430,9 @@ def _holders(model: nn.Module) -> dict[str, Any]:
     """Where the model keeps tensors: every buffer (persistent or not), every small parameter and every
     plain tensor attribute, with values and dtypes (the check finds the ones it gave the model)."""
     return {
-        "buffers": {n: _tensor(b) for n, b in _named_buffers(model)},
-        "parameters": {n: _tensor(p) for n, p in _named_parameters(model) if p.numel() <= 64},
-        "attributes": {n: _tensor(v) for n, v in model.__dict__.items()
+        "buffers": {n: tensor(b) for n, b in _named_buffers(model)},
+        "parameters": {n: tensor(p) for n, p in _named_parameters(model) if p.numel() <= 64},
+        "attributes": {n: tensor(v) for n, v in model.__dict__.items()
                        if isinstance(v, torch.Tensor) and not isinstance(v, nn.Parameter)},
     }
 
@@ -553,7 +479,7 @@ def delivery_forward(mod, x_mean, x_std, state, xs, layers):
     for dropout in _reachable(model, nn.Dropout):  # eval() reaching them is the dropout check's business
         nn.Module.eval(dropout)
     with torch.no_grad():
-        outs = [_tensor(model(_t(x))) for x in xs]
+        outs = [tensor(model(as_tensor(x))) for x in xs]
     return {"load": load, "outs": outs}
 
 
@@ -565,7 +491,7 @@ def delivery_output_shapes(mod, x_mean, x_std, xs, pool=None, xpool=None):
     for dropout in _reachable(model, nn.Dropout):  # eval() reaching them is the dropout check's business
         nn.Module.eval(dropout)
     with torch.no_grad():
-        outs = [_tensor(model(_t(x))) for x in xs]
+        outs = [tensor(model(as_tensor(x))) for x in xs]
     return {"outs": outs, "run": _hidden_run(model, pool, xpool)}
 
 
@@ -575,18 +501,18 @@ def delivery_train_mode(mod, x_mean, x_std, p_drop, x, h):
     of the default path too."""
     default_ps = _dropout_ps(_delivery(mod, x_mean, x_std))
     model = _delivery(mod, x_mean, x_std, p_drop)
-    ht = _t(h)
+    ht = as_tensor(h)
     runs = []
     with torch.no_grad():
         for name, module in _named_modules(model):
             if isinstance(module, nn.Dropout):
                 nn.Module.train(module, True)
-                runs.append({"name": name, "p": float(module.p), "out": _tensor(module(ht))})
-        xt = _t(x)
+                runs.append({"name": name, "p": float(module.p), "out": tensor(module(ht))})
+        xt = as_tensor(x)
         nn.Module.train(model, True)
-        train = [_tensor(model(xt)), _tensor(model(xt))]
+        train = [tensor(model(xt)), tensor(model(xt))]
         nn.Module.eval(model)
-        evals = [_tensor(model(xt)), _tensor(model(xt))]
+        evals = [tensor(model(xt)), tensor(model(xt))]
     return {"dropout_ps": _dropout_ps(model), "default_ps": default_ps, "dropouts": runs, "train": train,
             "eval": evals}
 
@@ -615,19 +541,19 @@ def delivery_predict(mod, x_mean, x_std, x, calls, pool, xpool, x_single=None, p
     outs = []
     for _ in range(calls):
         torch.manual_seed(seed)
-        outs.append(_tensor(mod.predict(model, _t(x))))
+        outs.append(tensor(mod.predict(model, as_tensor(x))))
     single = None
     if x_single is not None:
         nn.Module.train(model, True)
         torch.manual_seed(seed)
-        single = _tensor(mod.predict(model, _t(x_single)))
+        single = tensor(mod.predict(model, as_tensor(x_single)))
     handle.remove()
     nn.Module.eval(model)
     with torch.no_grad():
         torch.manual_seed(seed)
-        own = _tensor(model(_t(x)))
+        own = tensor(model(as_tensor(x)))
         torch.manual_seed(seed)
-        own_single = _tensor(model(_t(x_single))) if x_single is not None else None
+        own_single = tensor(model(as_tensor(x_single))) if x_single is not None else None
     return {"run": run, "outs": outs, "single": single, "seen": seen, "own": own, "own_single": own_single}
 
 
@@ -684,9 +610,9 @@ def counting_stack(mod, cases):
             else:
                 value = mod.count_linear_stack(sizes, bias=bias)
         except Exception as exc:
-            out.append({"raised": _exc(exc), "type": None, "value": None})
+            out.append({"raised": exception(exc), "type": None, "value": None})
             continue
-        out.append({"raised": None, **_scalar(value)})
+        out.append({"raised": None, **scalar(value)})
     return out
 
 
@@ -695,20 +621,20 @@ def counting_model(mod, spec):
     total = mod.count_parameters(model)
     trainable = mod.count_parameters(model, trainable_only=True)
     explicit = mod.count_parameters(model, trainable_only=False)
-    return {"total": _scalar(total), "trainable": _scalar(trainable), "explicit": _scalar(explicit)}
+    return {"total": scalar(total), "trainable": scalar(trainable), "explicit": scalar(explicit)}
 
 
 def counting_per_layer(mod, spec):
     model = _build_counting_model(spec)
     result = mod.per_layer(model)
-    obs: dict[str, Any] = {"type": _tname(result), "items": None, "bad": []}
+    obs: dict[str, Any] = {"type": type_name(result), "items": None, "bad": []}
     if type(result) in (dict, OrderedDict):
         items = []
         for key, value in result.items():
             if type(key) is str and type(value) is int:
                 items.append([key, value])
             else:
-                obs["bad"].append(f"{_tname(key)} -> {_tname(value)}")
+                obs["bad"].append(f"{type_name(key)} -> {type_name(value)}")
         obs["items"] = items
     return obs
 
@@ -721,24 +647,24 @@ def _module_obs(model: nn.Module) -> dict[str, Any]:
         torch.optim.SGD(model.parameters(), lr=0.1)
         optimizer = None
     except Exception as exc:
-        optimizer = _exc(exc)
+        optimizer = exception(exc)
     return {"state_keys": list(_state_dict(model).keys()), "optimizer_error": optimizer, **_params(model)}
 
 
 def containers_fixedmlp(mod, sizes, pool=None, xpool=None):
     model = mod.FixedMLP(list(sizes))
     layers = getattr(model, "layers", None)
-    return {"layers_type": _tname(layers), **_module_obs(model), "run": _hidden_run(model, pool, xpool)}
+    return {"layers_type": type_name(layers), **_module_obs(model), "run": _hidden_run(model, pool, xpool)}
 
 
 def containers_twohead(mod, x, pool=None, xpool=None):
     model = mod.TwoHead()
     heads_attr = getattr(model, "heads", None)
     with torch.no_grad():
-        out = model(_t(x))
-    obs = {"heads_type": _tname(heads_attr), "out_type": _tname(out), "out": None, **_module_obs(model)}
+        out = model(as_tensor(x))
+    obs = {"heads_type": type_name(heads_attr), "out_type": type_name(out), "out": None, **_module_obs(model)}
     if type(out) in (dict, OrderedDict):
-        obs["out"] = {str(k): _tensor(v) for k, v in out.items()}
+        obs["out"] = {str(k): tensor(v) for k, v in out.items()}
     return {**obs, "run": _hidden_run(model, pool, xpool)}
 
 
@@ -754,12 +680,12 @@ def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=(), runs=None
         model = model.double()
         linears = _all_linears(model)
         with torch.no_grad():
-            out = model(_t(x).double())
+            out = model(as_tensor(x).double())
         outs = out.values() if type(out) in (dict, OrderedDict) else list(out) if type(out) in (
             tuple, list) else [out]
         report[name] = {
             "linear_dtypes": [str(m.weight.dtype).replace("torch.", "") for m in linears],
-            "out_dtypes": [str(o.dtype).replace("torch.", "") if type(o) is torch.Tensor else _tname(o)
+            "out_dtypes": [str(o.dtype).replace("torch.", "") if type(o) is torch.Tensor else type_name(o)
                            for o in outs],
         }
         if runs is not None and k < len(runs):
@@ -774,8 +700,8 @@ def containers_fixedmlp_forward(mod, sizes, state, x, layers):
     if load["missing"] or load["error"]:
         return {"load": load, "out": None}
     with torch.no_grad():
-        out = model(_t(x))
-    return {"load": load, "out": _tensor(out)}
+        out = model(as_tensor(x))
+    return {"load": load, "out": tensor(out)}
 
 
 def containers_twohead_forward(mod, state, x, layers):
@@ -785,10 +711,10 @@ def containers_twohead_forward(mod, state, x, layers):
     if load["missing"] or load["error"]:
         return {"load": load, "out": None, "out_type": None}
     with torch.no_grad():
-        out = model(_t(x))
-    obs = {"load": load, "out_type": _tname(out), "out": None}
+        out = model(as_tensor(x))
+    obs = {"load": load, "out_type": type_name(out), "out": None}
     if type(out) in (dict, OrderedDict):
-        obs["out"] = {str(k): _tensor(v) for k, v in out.items()}
+        obs["out"] = {str(k): tensor(v) for k, v in out.items()}
     return obs
 
 
@@ -821,16 +747,16 @@ def checkpoint_save(mod, state):
     try:
         saved = torch.load(path, weights_only=True)
     except Exception as exc:
-        obs["error"] = _exc(exc)
+        obs["error"] = exception(exc)
         try:  # what was saved? (the file is the student's own; this worker already runs their code)
-            obs["saved_type"] = _tname(torch.load(path, weights_only=False))
+            obs["saved_type"] = type_name(torch.load(path, weights_only=False))
         except Exception:
             obs["saved_type"] = None
         return obs
-    obs["saved_type"] = _tname(saved)
+    obs["saved_type"] = type_name(saved)
     if type(saved) in (dict, OrderedDict):
-        obs["keys"] = [k if type(k) is str else _tname(k) for k in saved]
-        obs["values"] = {k: _tensor(v) for k, v in saved.items() if type(k) is str}
+        obs["keys"] = [k if type(k) is str else type_name(k) for k in saved]
+        obs["values"] = {k: tensor(v) for k, v in saved.items() if type(k) is str}
     return obs
 
 
@@ -841,24 +767,24 @@ def _round_trip(mod, state, x, path_type):
         path = pathlib.Path(path)
     mod.save_weights(source, path)
     try:  # what save_weights wrote must open safely, whatever kind of path it was given
-        saved_type, saved_error = _tname(torch.load(path, weights_only=True)), None
+        saved_type, saved_error = type_name(torch.load(path, weights_only=True)), None
     except Exception as exc:
-        saved_type, saved_error = None, _exc(exc)
+        saved_type, saved_error = None, exception(exc)
     torch.manual_seed(12345)
     target = _ckpt_model()  # fresh random weights, default buffers
     returned = mod.load_weights(target, path)
     target.eval()
     with torch.no_grad():
-        want = source(_t(x))
-        got = target(_t(x))
+        want = source(as_tensor(x))
+        got = target(as_tensor(x))
     return {
         "saved_type": saved_type,
         "saved_error": saved_error,
         "returned_model": returned is target,
-        "returned_type": _tname(returned),
-        "want": _tensor(want),
-        "got": _tensor(got),
-        "state": {k: _tensor(v) for k, v in target.state_dict().items()},
+        "returned_type": type_name(returned),
+        "want": tensor(want),
+        "got": tensor(got),
+        "state": {k: tensor(v) for k, v in target.state_dict().items()},
     }
 
 
@@ -872,7 +798,7 @@ def checkpoint_round_trip(mod, state, x, path_types=("str",)):
         try:
             obs["others"][path_type] = {"raised": None, **_round_trip(mod, state, x, path_type)}
         except Exception as exc:
-            obs["others"][path_type] = {"raised": _exc(exc)}
+            obs["others"][path_type] = {"raised": exception(exc)}
     return obs
 
 
@@ -881,7 +807,7 @@ def _call_load(fn, model, path, marker=None):
         fn(model, path)
         raised = None
     except Exception as exc:
-        raised = _exc(exc)
+        raised = exception(exc)
     return {"raised": raised, "marker": None if marker is None else os.path.exists(marker)}
 
 
@@ -895,8 +821,8 @@ def _good_load(fn, good):
     try:
         fn(model, path)
     except Exception as exc:
-        return {"raised": _exc(exc), "state": None}
-    return {"raised": None, "state": {k: _tensor(v) for k, v in _state_dict(model).items()}}
+        return {"raised": exception(exc), "state": None}
+    return {"raised": None, "state": {k: tensor(v) for k, v in _state_dict(model).items()}}
 
 
 def checkpoint_mismatch(mod, state, kind, renamed, wide_out, good=None):
@@ -948,18 +874,19 @@ def _partial(mod, state, renamed, path_type):
         path = pathlib.Path(path)
     torch.manual_seed(54321)
     model = _ckpt_model(head=renamed)
-    before = {k: _tensor(v) for k, v in model.state_dict().items()}
+    before = {k: tensor(v) for k, v in model.state_dict().items()}
     result = mod.load_partial(model, path)
-    obs: dict[str, Any] = {"type": _tname(result), "parts": None, "before": before}
-    obs["after"] = {k: _tensor(v) for k, v in model.state_dict().items()}
+    obs: dict[str, Any] = {"type": type_name(result), "parts": None, "before": before}
+    obs["after"] = {k: tensor(v) for k, v in model.state_dict().items()}
     accepted = (tuple, list, torch.nn.modules.module._IncompatibleKeys)
     if type(result) in accepted and len(result) == 2:
         parts = []
         for part in result:
             if type(part) in (list, tuple):
-                parts.append({"type": _tname(part), "items": [k if type(k) is str else None for k in part]})
+                items = [k if type(k) is str else None for k in part]
+                parts.append({"type": type_name(part), "items": items})
             else:
-                parts.append({"type": _tname(part), "items": None})
+                parts.append({"type": type_name(part), "items": None})
         obs["parts"] = parts
     return obs
 
@@ -973,7 +900,7 @@ def checkpoint_partial(mod, state, renamed, path_types=("str",)):
         try:
             obs["others"][path_type] = {"raised": None, **_partial(mod, state, renamed, path_type)}
         except Exception as exc:
-            obs["others"][path_type] = {"raised": _exc(exc)}
+            obs["others"][path_type] = {"raised": exception(exc)}
     return obs
 
 
@@ -991,7 +918,7 @@ def dropout_construct(mod, ps):
             mod.Dropout(p, _rng(0))
             out.append(None)
         except Exception as exc:
-            out.append(_exc(exc))
+            out.append(exception(exc))
     return out
 
 
@@ -1012,27 +939,27 @@ def dropout_modes(mod, p, h, seed):
     obs["after_eval"] = _scalar_bool(getattr(drop, "training", None))
     changed: dict[str, int] = {}
     h_eval = np.array(h, copy=True)
-    obs["eval_out"] = _array(drop(h_eval))
+    obs["eval_out"] = array(drop(h_eval))
     changed["eval"] = _changed(h, h_eval)
     returned = drop.train()
     obs["train_returns_self"] = returned is drop
     obs["after_train"] = _scalar_bool(getattr(drop, "training", None))
     h_train = np.array(h, copy=True)  # train mode again, after eval(): dropout is back on
-    obs["train_again_out"] = _array(drop(h_train))
+    obs["train_again_out"] = array(drop(h_train))
     changed["train_again"] = _changed(h, h_train)
-    obs["train_again_second"] = _array(drop(np.array(h, copy=True)))  # and a fresh mask per call
+    obs["train_again_second"] = array(drop(np.array(h, copy=True)))  # and a fresh mask per call
     zero = mod.Dropout(0.0, _rng(seed))
     h_zero = np.array(h, copy=True)
-    obs["p0_out"] = _array(zero(h_zero))
+    obs["p0_out"] = array(zero(h_zero))
     changed["p0"] = _changed(h, h_zero)
     try:  # Dropout(1.0) refused: graded by the ValueError check, not here
         one = mod.Dropout(1.0, _rng(seed))
     except Exception as exc:
-        obs["eval_p1_out"], obs["p1_refused"] = None, _exc(exc)
+        obs["eval_p1_out"], obs["p1_refused"] = None, exception(exc)
     else:
         one.eval()
         h_one = np.array(h, copy=True)
-        obs["eval_p1_out"], obs["p1_refused"] = _array(one(h_one)), None
+        obs["eval_p1_out"], obs["p1_refused"] = array(one(h_one)), None
         changed["eval_p1"] = _changed(h, h_one)
     obs["h_changed"] = changed
     return obs
@@ -1054,21 +981,21 @@ def dropout_shapes(mod, p, hs, seed):
             same = mod.Dropout(p, _rng(seed))(np.array(h, copy=True))
             other = mod.Dropout(p, _rng(seed + 1))(np.array(h, copy=True))
         except Exception as exc:
-            out.append({"raised": _exc(exc), "outs": [], "h_changed": 0})
+            out.append({"raised": exception(exc), "outs": [], "h_changed": 0})
             continue
-        outs = [_array(result) for result in (first, second, same, other)]
+        outs = [array(result) for result in (first, second, same, other)]
         out.append({"raised": None, "outs": outs, "h_changed": _changed(h, passed)})
     return out
 
 
 def _scalar_bool(value: Any) -> dict[str, Any]:
-    return {"type": _tname(value), "value": value if type(value) is bool else None}
+    return {"type": type_name(value), "value": value if type(value) is bool else None}
 
 
 def dropout_sample(mod, p, h, seed, calls):
     """`calls` training-mode calls on the same h; h is returned too, to see if it was modified."""
     drop = mod.Dropout(p, _rng(seed))
-    outs = [_array(drop(h)) for _ in range(calls)]
+    outs = [array(drop(h)) for _ in range(calls)]
     return {"outs": outs, "h_after": h}
 
 
@@ -1077,7 +1004,7 @@ def dropout_rng(mod, p, h, seed):
     runs = []
     for global_seed, rng_seed in ((1, seed), (2, seed), (2, seed + 1)):
         _reseed_globals(global_seed)
-        runs.append(_array(mod.Dropout(p, _rng(rng_seed))(np.array(h, copy=True))))
+        runs.append(array(mod.Dropout(p, _rng(rng_seed))(np.array(h, copy=True))))
     return runs
 
 
@@ -1085,7 +1012,7 @@ def dropout_rng(mod, p, h, seed):
 
 
 def numpy_linear(mod, x, W, b):
-    return _array(mod.linear(x, W, b))
+    return array(mod.linear(x, W, b))
 
 
 def numpy_delivery_cases(mod, cases):
@@ -1093,7 +1020,7 @@ def numpy_delivery_cases(mod, cases):
     out = []
     for state, x in cases:
         try:
-            out.append({"raised": None, "out": _array(mod.delivery_forward(dict(state), x))})
+            out.append({"raised": None, "out": array(mod.delivery_forward(dict(state), x))})
         except Exception as exc:
-            out.append({"raised": _exc(exc), "out": None})
+            out.append({"raised": exception(exc), "out": None})
     return out

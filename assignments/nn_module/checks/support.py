@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.probe_calls import ProbeCaller
+from autograder.graders import ProbeCaller
 
 _TMP_PATH = re.compile(r"[^\s'\"]*ckpt_[\w.-]+(/[\w.-]+)*")  # the probes' temporary folders
 # The engine's probe calls, with this assignment's temporary folders kept out of feedback.

@@ -82,7 +82,7 @@ class Params:
     counting: CountingParams = field(default_factory=CountingParams)
 
 
-# Seeds the SPEC fixes (make_toy()'s data, TUNED's torch.manual_seed(0)); every other seed is drawn
+# Seeds the contract fixes (make_toy()'s data, TUNED's torch.manual_seed(0)); every other seed is drawn
 # from the graders' secret (autograder/grading/challenge.py hide_seeds).
 PUBLIC_SEEDS = ("training.toy_seed", "training.tuned_seed")
 

@@ -1,9 +1,10 @@
 """Probes: run inside the sandboxed worker on one student module and return plain observations."""
 
-# Self-contained (stdlib, numpy, torch and the engine's spies only). A probe never judges: it runs
-# the student's code on inputs the check sent and reports what it saw, with the exact type name of
-# everything the student returned, so that the check (in the grading process) decides. Helpers
-# and classes start with "_" so they are not probes.
+# Self-contained: stdlib, numpy, torch and the engine's probe API (autograder.sandbox.inside.observe,
+# whose describers and spies make the observations). A probe never judges: it runs the student's
+# code on inputs the check sent and reports what it saw, with the exact type name of everything the
+# student returned, so that the check (in the grading process) decides. Helpers and classes start
+# with "_" so they are not probes.
 
 from __future__ import annotations
 
@@ -14,97 +15,21 @@ import torch
 from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from autograder.sandbox.inside.spies import backward_runs, graph_nodes
-
-_SENDABLE = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"}
-_MESSAGE_LIMIT = 600
-
-# ----------------------------------------------------------------------------- observation helpers
-
-
-def _tname(value: Any) -> str:
-    return type(value).__name__
-
-
-def _message(exc: BaseException) -> str:
-    try:
-        text = str(exc)
-    except BaseException:
-        return "<unreadable message>"
-    text = text if type(text) is str else "<not a string>"
-    return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "..."
-
-
-def _exc(exc: BaseException) -> dict[str, Any]:
-    return {"type": _tname(exc), "message": _message(exc)}
+from autograder.sandbox.inside.observe import (
+    array,
+    as_tensor,
+    backward_runs,
+    exception,
+    graph_nodes,
+    numbers,
+    scalar,
+    tensor,
+    type_name,
+)
 
 
 def _dtype(t: torch.Tensor) -> str:
     return str(t.dtype).replace("torch.", "")
-
-
-def _tensor(value: Any) -> dict[str, Any]:
-    """A tensor the student returned: exact type first, values only for a plain CPU Tensor."""
-    obs: dict[str, Any] = {"type": _tname(value), "values": None}
-    if type(value) not in (torch.Tensor, nn.Parameter):
-        return obs
-    obs["shape"] = list(value.shape)
-    obs["dtype"] = _dtype(value)
-    obs["device"] = value.device.type
-    obs["requires_grad"] = bool(value.requires_grad)
-    obs["has_grad_fn"] = value.grad_fn is not None
-    if obs["dtype"] in _SENDABLE and value.device.type == "cpu":
-        obs["values"] = np.array(value.detach().numpy(), copy=True)
-    return obs
-
-
-def _array(value: Any) -> dict[str, Any]:
-    """A NumPy array the student returned: exact np.ndarray only."""
-    obs: dict[str, Any] = {"type": _tname(value), "values": None}
-    if type(value) is not np.ndarray:
-        return obs
-    obs["shape"] = list(value.shape)
-    obs["dtype"] = value.dtype.name
-    if value.dtype.name in _SENDABLE:
-        obs["values"] = np.array(value, copy=True)
-    return obs
-
-
-def _scalar(value: Any) -> dict[str, Any]:
-    """An int/float the student returned: the value only when the type is exactly int or float."""
-    kind = type(value)
-    out: dict[str, Any] = {"type": _tname(value), "value": value if kind in (int, float) else None}
-    if kind is not float and kind is not int and kind is not bool:
-        try:  # what it holds, for the feedback (a tensor, np.float64, ...)
-            out["as_float"] = float(value)
-        except Exception:
-            out["as_float"] = None
-    return out
-
-
-def _floats(values: Any) -> dict[str, Any]:
-    """A list of numbers the student returned (losses): its type, item types and float values."""
-    obs: dict[str, Any] = {"type": _tname(values), "len": None, "types": [], "values": [], "graphs": 0}
-    if type(values) not in (list, tuple):
-        return obs
-    obs["len"] = len(values)
-    for item in values:
-        obs["types"].append(_tname(item))
-        if type(item) is float:
-            obs["values"].append(item)
-        elif isinstance(item, torch.Tensor) and item.numel() == 1:
-            obs["graphs"] += int(item.grad_fn is not None)
-            obs["values"].append(float(item.detach().reshape(()).item()))
-        elif type(item) in (np.float16, np.float32, np.float64) or (
-                type(item) is np.ndarray and item.size == 1 and item.dtype.kind == "f"):
-            obs["values"].append(float(np.asarray(item).reshape(())))
-        else:
-            obs["values"].append(None)
-    return obs
-
-
-def _t(arr: Any) -> torch.Tensor:
-    return torch.from_numpy(np.array(arr, copy=True))
 
 
 _named_parameters = nn.Module.named_parameters
@@ -118,7 +43,7 @@ def share_numpy(mod, arr, write_numpy, write_tensor):
     """share_numpy(arr); then a write into arr and a write into the tensor: does the other see it?"""
     a = np.ascontiguousarray(np.array(arr, copy=True))
     t = mod.share_numpy(a)
-    obs = _tensor(t)
+    obs = tensor(t)
     if obs["values"] is None:
         return obs
     a[...] = write_numpy
@@ -130,13 +55,13 @@ def share_numpy(mod, arr, write_numpy, write_tensor):
         obs["tensor_write_error"] = None
     except Exception as exc:
         obs["after_tensor_write"] = None
-        obs["tensor_write_error"] = _exc(exc)
+        obs["tensor_write_error"] = exception(exc)
     return obs
 
 
 def to_numpy(mod, values, kind):
     """to_numpy on a plain tensor, a leaf with requires_grad=True, or a non-leaf (2 * leaf)."""
-    base = _t(values)
+    base = as_tensor(values)
     if kind == "plain":
         t = base
     elif kind == "leaf":
@@ -146,7 +71,7 @@ def to_numpy(mod, values, kind):
     before = t.detach().clone()
     grad_fn, leaf, rg = t.grad_fn, t.is_leaf, t.requires_grad
     out = mod.to_numpy(t)
-    obs = _array(out)
+    obs = array(out)
     obs["t_changed"] = not torch.equal(t.detach(), before)
     obs["t_flags_changed"] = (t.grad_fn is not grad_fn) or t.is_leaf != leaf or t.requires_grad != rg
     obs["t_requires_grad"] = bool(t.requires_grad)
@@ -154,7 +79,7 @@ def to_numpy(mod, values, kind):
 
 
 def row_dots(mod, a, b):
-    return _tensor(mod.row_dots(_t(a), _t(b)))
+    return tensor(mod.row_dots(as_tensor(a), as_tensor(b)))
 
 
 # ----------------------------------------------------------------------------- autograd
@@ -162,13 +87,13 @@ def row_dots(mod, a, b):
 
 def autograd_grad(mod, X, Y, w, calls=1):
     """autograd_grad(X, Y, w) `calls` times, counting backward passes in autograd's engine."""
-    Xt, Yt = _t(X), _t(Y)
+    Xt, Yt = as_tensor(X), as_tensor(Y)
     Xb, Yb = Xt.clone(), Yt.clone()
     results = []
     for _ in range(calls):
         with backward_runs() as spy:
             value = mod.autograd_grad(Xt, Yt, w)
-        results.append({**_scalar(value), "backward_runs": spy.runs})
+        results.append({**scalar(value), "backward_runs": spy.runs})
     return {"results": results, "inputs_changed": not (torch.equal(Xt, Xb) and torch.equal(Yt, Yb))}
 
 
@@ -177,7 +102,7 @@ def manual_grad(mod, X, Y, w):
     with backward_runs() as spy:
         value = mod.manual_grad(Xa, Ya, w)
     changed = not (np.array_equal(Xa, X) and np.array_equal(Ya, Y))
-    return {**_scalar(value), "inputs_changed": changed, "backward_runs": spy.runs}
+    return {**scalar(value), "inputs_changed": changed, "backward_runs": spy.runs}
 
 
 # ----------------------------------------------------------------------------- descent
@@ -187,13 +112,13 @@ def fit_line(mod, X, Y, lr=None, steps=None):
     """fit_line(X, Y[, lr, steps]): the pair it returns, w and the losses as plain data."""
     kwargs = {} if lr is None else {"lr": lr, "steps": steps}
     with backward_runs() as spy:
-        result = mod.fit_line(_t(X), _t(Y), **kwargs)
-    obs: dict[str, Any] = {"type": _tname(result), "len": None, "backward_runs": spy.runs}
+        result = mod.fit_line(as_tensor(X), as_tensor(Y), **kwargs)
+    obs: dict[str, Any] = {"type": type_name(result), "len": None, "backward_runs": spy.runs}
     if type(result) in (tuple, list):
         obs["len"] = len(result)
         if len(result) == 2:
-            obs["w"] = _scalar(result[0])
-            obs["losses"] = _floats(result[1])
+            obs["w"] = scalar(result[0])
+            obs["losses"] = numbers(result[1])
     return obs
 
 
@@ -201,16 +126,16 @@ def sgd_step(mod, values, grads, lr, parameters):
     """sgd_step(params, lr) on leaves (nn.Parameter or plain tensors) with the given grads."""
     params: list[torch.Tensor] = []
     for value, grad, is_param in zip(values, grads, parameters, strict=True):
-        p = nn.Parameter(_t(value)) if is_param else _t(value).requires_grad_(True)
+        p = nn.Parameter(as_tensor(value)) if is_param else as_tensor(value).requires_grad_(True)
         if grad is not None:
-            p.grad = _t(grad)
+            p.grad = as_tensor(grad)
         params.append(p)
     ids = [id(p) for p in params]
     given = list(params)
     with graph_nodes() as graph:
         result = mod.sgd_step(params, lr)
     return {
-        "result_type": _tname(result),
+        "result_type": type_name(result),
         "values": [np.array(p.detach().numpy(), copy=True) for p in given],
         "same_list": [id(p) for p in params] == ids,
         "leaves": [bool(p.is_leaf) for p in given],
@@ -233,12 +158,13 @@ def pick_device(mod, pattern):
             result = mod.pick_device()
         finally:
             torch.cuda.is_available = real
-        obs: dict[str, Any] = {"type": _tname(result), "repr": _message(ValueError(repr(result)))[:80]}
+        shown = exception(ValueError(repr(result)))["message"][:80]  # a repr that cannot blow up
+        obs: dict[str, Any] = {"type": type_name(result), "repr": shown}
         try:
             obs["device_type"] = torch.device(result).type
         except Exception as exc:
             obs["device_type"] = None
-            obs["error"] = _exc(exc)
+            obs["error"] = exception(exc)
         calls.append(obs)
     return {"calls": calls}
 
@@ -252,26 +178,26 @@ def to_device(mod, X, y, sizes, as_object=False):
     """to_device(model, X, y, "meta") on a model of `sizes`: where every parameter, buffer and tensor
     ended up, with their shapes."""
     model = _device_model(sizes)
-    Xt, yt = _t(X), _t(y)
+    Xt, yt = as_tensor(X), as_tensor(y)
     device = torch.device("meta") if as_object else "meta"
     result = mod.to_device(model, Xt, yt, device)
-    obs: dict[str, Any] = {"type": _tname(result), "len": None}
+    obs: dict[str, Any] = {"type": type_name(result), "len": None}
     if type(result) not in (tuple, list) or len(result) != 3:
         obs["len"] = len(result) if type(result) in (tuple, list) else None
         return obs
     obs["len"] = 3
     m, Xo, yo = result
-    obs["model_type"] = _tname(m)
+    obs["model_type"] = type_name(m)
     if isinstance(m, nn.Module):
         obs["params"] = {n: p.device.type for n, p in _named_parameters(m)}
         obs["param_shapes"] = {n: list(p.shape) for n, p in _named_parameters(m)}
         obs["buffers"] = {n: b.device.type for n, b in _named_buffers(m)}
     for name, value in (("X", Xo), ("y", yo)):
         if isinstance(value, torch.Tensor):
-            obs[name] = {"type": _tname(value), "device": value.device.type, "dtype": _dtype(value),
+            obs[name] = {"type": type_name(value), "device": value.device.type, "dtype": _dtype(value),
                          "shape": list(value.shape)}
         else:
-            obs[name] = {"type": _tname(value)}
+            obs[name] = {"type": type_name(value)}
     obs["model_call"] = None
     if isinstance(m, nn.Module) and isinstance(Xo, torch.Tensor):
         try:
@@ -279,7 +205,7 @@ def to_device(mod, X, y, sizes, as_object=False):
             out = m(Xo)
             obs["model_call"] = {"device": out.device.type, "shape": list(out.shape)}
         except Exception as exc:
-            obs["model_call"] = {"error": _exc(exc)}
+            obs["model_call"] = {"error": exception(exc)}
     return obs
 
 
@@ -302,7 +228,7 @@ class _GraderNet(nn.Module):
 
 def _grader_net(sizes, state, p_drop=0.0) -> nn.Module:
     model = _GraderNet(*sizes, p_drop=p_drop)
-    model.load_state_dict({k: _t(v) for k, v in state.items()})
+    model.load_state_dict({k: as_tensor(v) for k, v in state.items()})
     return model
 
 
@@ -322,7 +248,7 @@ class _GradWatch:
             g = grad.detach().clone()
             self.fresh[i] = g if self.fresh[i] is None else self.fresh[i] + g
             if i == len(self.params) - 1 and self.first is None:
-                self.first = _tensor(g)
+                self.first = tensor(g)
         return hook
 
     def _step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
@@ -348,16 +274,16 @@ def train(mod, sizes, state, X, y, epochs, lr):
     model = _grader_net(sizes, state)
     grads = _GradWatch(model)
     try:
-        losses = mod.train(model, _t(X), _t(y), epochs, lr)
+        losses = mod.train(model, as_tensor(X), as_tensor(y), epochs, lr)
     finally:
         seen = grads.remove()
-    return {**_floats(losses), **seen}
+    return {**numbers(losses), **seen}
 
 
 def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):
     """accuracy(model, X, y) on a model put in train mode before every call."""
     model = _grader_net(sizes, state, p_drop)
-    Xt, yt = _t(X), _t(y)
+    Xt, yt = as_tensor(X), as_tensor(y)
     results = []
     hooked: list[int] = []
     handle = model.register_forward_hook(lambda m, a, out: hooked.append(int(out.grad_fn is not None)))
@@ -366,7 +292,7 @@ def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):
         hooked.clear()
         with graph_nodes() as graph:
             value = mod.accuracy(model, Xt, yt)
-        results.append({**_scalar(value), "graph_nodes": graph.nodes + sum(hooked)})
+        results.append({**scalar(value), "graph_nodes": graph.nodes + sum(hooked)})
     handle.remove()
     return {"results": results}
 
@@ -379,10 +305,10 @@ def tuned(mod):
     value = getattr(mod, "TUNED", None)
     if value is None and callable(getattr(mod, "tuned_values", None)):
         value = mod.tuned_values()
-    obs: dict[str, Any] = {"type": _tname(value), "items": None}
+    obs: dict[str, Any] = {"type": type_name(value), "items": None}
     if type(value) is dict:
         obs["items"] = {
-            str(k): {"type": _tname(v), "value": v if type(v) in (int, float) else None}
+            str(k): {"type": type_name(v), "value": v if type(v) in (int, float) else None}
             for k, v in value.items()
         }
     return obs
@@ -392,8 +318,8 @@ def tuned(mod):
 
 
 def tinynet_count(mod, in_features, hidden, out_features):
-    return _scalar(mod.tinynet_count(in_features, hidden, out_features))
+    return scalar(mod.tinynet_count(in_features, hidden, out_features))
 
 
 def growth(mod, in_features, out_features, hidden_from, hidden_to):
-    return _scalar(mod.growth(in_features, out_features, hidden_from, hidden_to))
+    return scalar(mod.growth(in_features, out_features, hidden_from, hidden_to))

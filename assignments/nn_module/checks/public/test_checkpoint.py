@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import fail, points
+from autograder.graders import fail, points
 
 from ..support import call, fail_if_not_implemented, raised_name, require_raised, rng
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import fail, points
+from autograder.graders import fail, points
 
 from ..challenges import fixedmlp_layers, judge_layers, pools, twohead_layers
 from ..support import call, raised_name

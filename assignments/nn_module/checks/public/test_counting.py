@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograder.checks import fail, points
+from autograder.graders import fail, points
 
 from ..counting_cases import (
     delivery_like,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import fail, points
-from autograder.compare import fmt_shape, require_array
+from autograder.graders import fail, fmt_shape, points, require_array
 
 from ..challenges import judge_layers, once_per_task, pools, read_back
 from ..support import call

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import fail, points
-from autograder.compare import close, describe, fmt_shape, require_array
+from autograder.graders import close, describe, fail, fmt_shape, points, require_array
 
 from ..challenges import once_per_task
 from ..support import call, fail_if_not_implemented, raised_name, require_raised, rng

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import fail, note, points
-from autograder.compare import close, describe, require_array
+from autograder.graders import close, describe, fail, note, points, require_array
 
 from ..support import call, raised_error, rng
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import fail, points
-from autograder.compare import close, fmt_shape
+from autograder.graders import close, fail, fmt_shape, points
 
 from ..challenges import inputs, judge_layers, linear_state, once_per_task, pools, tinynet_outputs
 from ..support import call, classification_losses, toy_data

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from autograder.checks import fail, points
-from autograder.probe_calls import call, scalar_type
+from autograder.graders import call, fail, points, scalar_type
 
 from ..support import number
 

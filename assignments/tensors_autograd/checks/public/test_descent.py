@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.checks import fail, points
-from autograder.probe_calls import call, scalar_type
+from autograder.graders import call, fail, points, scalar_type
 
 from ..support import line_data, number, rng, short
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import fail, points
-from autograder.compare import fmt_shape
-from autograder.probe_calls import call, call_once
+from autograder.graders import call, call_once, fail, fmt_shape, points
 
 
 def pattern(gen: np.random.Generator) -> list[bool]:

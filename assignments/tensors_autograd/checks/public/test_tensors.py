@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import fail, points
-from autograder.compare import close, describe, fmt_shape, require_array
-from autograder.probe_calls import call
+from autograder.graders import call, close, describe, fail, fmt_shape, points, require_array
 
 from ..support import rng
 

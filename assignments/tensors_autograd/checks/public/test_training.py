@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.checks import fail, points
-from autograder.probe_calls import call, scalar_type
+from autograder.graders import call, fail, points, scalar_type
 
 from ..support import (
     accuracy_range,
