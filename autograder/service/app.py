@@ -22,9 +22,9 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from autograder.errors import AutograderError
+from autograder.ledger.inbox import Inbox
 from autograder.platforms.lti.keys import load_private_key, public_jwk
 from autograder.service import instructor_pages, lti_launch, security, student_pages
-from autograder.service.inbox import Inbox
 from autograder.service.limits import SharedUploadRate, UploadRate
 from autograder.service.lti_launch import DEFAULT_LOCALES, Launch, LaunchRefused
 from autograder.service.passback import Passback

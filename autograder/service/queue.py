@@ -35,10 +35,10 @@ from autograder.grading.options import GradeOptions
 from autograder.grading.pool import GradingPool
 from autograder.grading.provenance import grader_digest, submission_digest
 from autograder.grading.results import SubmissionResult
+from autograder.ledger.grading_claims import RENEW_EVERY
+from autograder.ledger.inbox import Inbox, Received
 from autograder.ledger.release import extensions_of
 from autograder.service.door import spool_name
-from autograder.service.grading_claims import RENEW_EVERY
-from autograder.service.inbox import Inbox, Received
 from autograder.submissions.collect import Collected, collect
 from autograder.submissions.students import student_key
 
