@@ -36,7 +36,8 @@ from autograder.ledger.release import extensions_of
 from autograder.output import reports
 from autograder.output.similarity_files import similarity_for_batch
 from autograder.sandbox import launch
-from autograder.submissions.collect import Collected, collect
+from autograder.submissions.collect import collect
+from autograder.submissions.files import Collected
 from autograder.submissions.roll import Skipped, take_roll
 from autograder.submissions.students import folder_name
 

@@ -27,7 +27,8 @@ from autograder.grading.grader import Plan
 from autograder.grading.pool import GradingPool
 from autograder.grading.provenance import grader_digest
 from autograder.grading.results import SubmissionResult
-from autograder.submissions.collect import Collected, collect
+from autograder.submissions.collect import collect
+from autograder.submissions.files import Collected
 
 log = logging.getLogger("autograder.service")
 

@@ -26,7 +26,7 @@ from autograder.grading.grader import Grader, Plan, worker_launch
 from autograder.grading.options import DEFAULT_OPTIONS, GradeOptions
 from autograder.grading.results import SubmissionResult
 from autograder.sandbox.client import WorkerProcess
-from autograder.submissions.collect import Collected
+from autograder.submissions.files import Collected
 
 SLOT_WAIT = 30.0  # seconds a new grading process waits for its slot (all are handed out at once)
 BROKEN = (

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Response
-from pylti1p3.contrib.flask import FlaskMessageLaunch, FlaskOIDCLogin, FlaskRequest
+from pylti1p3.contrib.flask.message_launch import FlaskMessageLaunch
+from pylti1p3.contrib.flask.oidc_login import FlaskOIDCLogin
+from pylti1p3.contrib.flask.request import FlaskRequest
 from pylti1p3.exception import LtiException
-from pylti1p3.tool_config import ToolConfDict
+from pylti1p3.tool_config.dict import ToolConfDict
 
 from autograder.platforms.lti.errors import LtiError
 from autograder.service.settings import LaunchConfig

@@ -39,7 +39,8 @@ from autograder.ledger.grading_claims import RENEW_EVERY
 from autograder.ledger.inbox import Inbox, Received
 from autograder.ledger.release import extensions_of
 from autograder.service.door import spool_name
-from autograder.submissions.collect import Collected, collect
+from autograder.submissions.collect import collect
+from autograder.submissions.files import Collected
 from autograder.submissions.students import student_key
 
 log = logging.getLogger("autograder.service")
