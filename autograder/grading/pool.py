@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from autograder.config import Kit
 from autograder.errors import WorkerProtocolError
@@ -38,10 +38,10 @@ BROKEN = (
 class _Process:
     """What one grading process holds: its worker and a grader per assignment, made on first use."""
 
-    kit: Kit
-    options: GradeOptions
-    worker: WorkerProcess | None = None
-    graders: dict[str, Grader] = {}
+    kit: ClassVar[Kit]
+    options: ClassVar[GradeOptions]
+    worker: ClassVar[WorkerProcess | None] = None
+    graders: ClassVar[dict[str, Grader]] = {}  # one per process: _adopt gives each its own
 
     @classmethod
     def grader(cls, assignment: str) -> Grader:

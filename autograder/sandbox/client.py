@@ -107,7 +107,7 @@ class WorkerProcess:
             with spawnable(self.launch) as (argv, fds):
                 if self.cgroup is not None:
                     argv = self.cgroup.wrap(tuple(argv))
-                self.proc = subprocess.Popen(
+                self.proc = subprocess.Popen(  # noqa: S603  the sandbox's argv (launch.py), no shell
                     argv,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
