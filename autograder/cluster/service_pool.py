@@ -112,7 +112,7 @@ def _settle(task: Any, out: Future[SubmissionResult], student: str) -> None:
         if result.student != student:
             raise ClusterError(f"a node answered for {result.student!r} when asked to grade {student!r}")
         out.set_result(result)
-    except BaseException as exc:  # noqa: BLE001  CancelledError too: the future must settle, whatever happened
+    except BaseException as exc:  # noqa: BLE001  CancelledError too: the future must settle, whatever it was
         out.set_exception(exc if isinstance(exc, Exception) else ClusterError(str(exc)))
     finally:
         task.release()

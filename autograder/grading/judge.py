@@ -211,7 +211,7 @@ def _replay_passes(check: Check, session: TaskSession, graders: Graders) -> bool
     try:
         for drawn in examples:
             inner(**fixtures, **copy.deepcopy(drawn))
-    except Exception:  # noqa: BLE001  the student's code may raise anything: hypothesis runs it again to say what
+    except Exception:  # noqa: BLE001  student code raises anything: hypothesis reruns it and says what
         return False
     return True
 

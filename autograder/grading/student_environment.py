@@ -100,7 +100,7 @@ def probe_torch() -> list[Fault]:
             return [numpy_abi_fault(installed("torch"), installed("numpy"))]
         package = "numpy" if getattr(exc, "name", "") == "numpy" else "torch"
         return [Fault("env_import", {"package": package, "error": text[:300]})]
-    except Exception as exc:  # noqa: BLE001  torch imported, but cannot reach NumPy ("Numpy is not available")
+    except Exception as exc:  # noqa: BLE001  torch imported, cannot reach NumPy ("Numpy is not available")
         text = f"{type(exc).__name__}: {exc}"
         if any(sign in text + said.getvalue() for sign in ABI_SIGNS):
             return [numpy_abi_fault(installed("torch"), installed("numpy"))]

@@ -169,7 +169,8 @@ def check_available(uid_base: int) -> None:
     cut = dataclasses.replace(launch, argv=(*launch.argv[: launch.argv.index("-I") - 1], "/usr/bin/id", "-u"))
     try:
         with spawnable(cut) as (argv, fds):
-            done = subprocess.run(argv, capture_output=True, timeout=30, env=launch.env, pass_fds=fds)  # noqa: S603
+            done = subprocess.run(  # noqa: S603  bwrap's argv, built above from our constants; no shell
+                argv, capture_output=True, timeout=30, env=launch.env, pass_fds=fds)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SandboxUnavailable(f"the sandbox could not start ({exc}): {FIX}") from None
     if done.returncode != 0:

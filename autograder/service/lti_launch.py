@@ -124,7 +124,7 @@ def launch(config: LaunchConfig, nonces: sqlite3.Connection, known: set[str]) ->
     message = FlaskMessageLaunch(request, tool_conf(config))
     try:
         data: dict[str, Any] = dict(message.get_launch_data())
-    except Exception as exc:  # noqa: BLE001  PyLTI1p3 raises a bare Exception for an unknown issuer or client id (aud)
+    except Exception as exc:  # noqa: BLE001  PyLTI1p3's bare Exception: unknown issuer or client id (aud)
         raise LaunchRefused(f"launch refused: {exc}") from None
     if not message.is_resource_launch():
         raise LaunchRefused("launch refused: only resource-link launches open this tool")

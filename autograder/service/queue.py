@@ -212,7 +212,7 @@ class GradingQueue:
         try:
             try:
                 result = stamped(done.result(), key, self.signing_key)
-            except Exception as exc:  # noqa: BLE001  a grading process died (out of memory...): try again, a few times
+            except Exception as exc:  # noqa: BLE001  a grading process died (out of memory...): retried
                 retry = row.attempts < MAX_ATTEMPTS
                 log.warning("grading of submission %d stopped (%s)", row.id, type(exc).__name__)
                 self.inbox.fail(row.id, TEXT + ("retrying" if retry else "gave_up"), retry=retry)

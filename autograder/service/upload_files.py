@@ -51,7 +51,7 @@ def files_of(kind: str, data: bytes) -> list[UploadFile]:
                 try:
                     with archive.open(member) as handle:
                         head = handle.read(MAX_SHOWN + 1)
-                except Exception:  # noqa: BLE001  an encrypted, truncated or malformed member: named, not shown
+                except Exception:  # noqa: BLE001  an encrypted, truncated or bad member: named, not shown
                     found.append(UploadFile(index, member.filename, member.file_size, unreadable=True))
                     continue
                 text, _, binary = _decoded(head)
