@@ -36,7 +36,8 @@ from autograder.ledger.release import extensions_of
 from autograder.output import reports
 from autograder.output.similarity_files import similarity_for_batch
 from autograder.sandbox import launch
-from autograder.submissions.collect import Collected, collect
+from autograder.submissions.collect import collect
+from autograder.submissions.files import Collected
 from autograder.submissions.roll import Skipped, take_roll
 from autograder.submissions.students import folder_name
 
@@ -232,7 +233,7 @@ def grade_batch(
                 if recorded:  # the class files follow the ledger, whatever stopped the batch
                     try:
                         write_class()
-                    except Exception as failed:  # the batch's own error is what to show
+                    except Exception as failed:  # noqa: BLE001  the batch's own error is what to show
                         exc.add_note(f"grades.csv and report.html could not be written again: {failed}")
                 raise
         # Issue #30: similar files and another variant's numbers, for review (never a grade change).

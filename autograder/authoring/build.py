@@ -104,7 +104,7 @@ def _render_readme(context: dict[str, Any]) -> bytes:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
-        autoescape=False,
+        autoescape=False,  # noqa: S701  a Markdown README, not HTML: escaping would garble it
     )
     return env.get_template(README_TEMPLATE).render(**context).encode("utf-8")
 

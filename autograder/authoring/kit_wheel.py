@@ -65,7 +65,7 @@ def kit_wheel() -> bytes:
         for name in ("pyproject.toml", "README.md"):
             shutil.copy(SOURCE / name, source / name)
         shutil.copytree(SOURCE / PACKAGE, source / PACKAGE, ignore=shutil.ignore_patterns(*SKIP))
-        built = subprocess.run(
+        built = subprocess.run(  # noqa: S603  our own interpreter and pip, on a copy of our own source
             [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
              "-w", str(Path(work) / "dist"), str(source)],
             capture_output=True, text=True, timeout=600)

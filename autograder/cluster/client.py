@@ -177,7 +177,7 @@ class _Run:
         except KilledWorker as exc:
             self.failures.setdefault(student, []).append(f"its workers died ({exc})")
             return None
-        except Exception as exc:  # the node could not reach its pool, or the comm broke
+        except Exception as exc:  # noqa: BLE001  the node could not reach its pool, or the comm broke
             self.failures.setdefault(student, []).append(f"{type(exc).__name__}: {exc}")
             return None
         try:

@@ -88,7 +88,8 @@ class PoolPlugin(WorkerPlugin):
         command += ["--lang", self.lang] if self.lang else []
         with self.log_path.open("ab") as log:
             # stdin is a pipe only we hold: the pool server stops when this worker is gone.
-            self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log, stderr=log)
+            self.process = subprocess.Popen(  # noqa: S603  the worker's argv, built above; no shell
+                command, stdin=subprocess.PIPE, stdout=log, stderr=log)
 
     def _healthy(self) -> bool:
         assert self.process is not None

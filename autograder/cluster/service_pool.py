@@ -27,7 +27,8 @@ from autograder.grading.grader import Plan
 from autograder.grading.pool import GradingPool
 from autograder.grading.provenance import grader_digest
 from autograder.grading.results import SubmissionResult
-from autograder.submissions.collect import Collected, collect
+from autograder.submissions.collect import collect
+from autograder.submissions.files import Collected
 
 log = logging.getLogger("autograder.service")
 
@@ -111,7 +112,7 @@ def _settle(task: Any, out: Future[SubmissionResult], student: str) -> None:
         if result.student != student:
             raise ClusterError(f"a node answered for {result.student!r} when asked to grade {student!r}")
         out.set_result(result)
-    except BaseException as exc:  # CancelledError too: the future must settle, whatever happened
+    except BaseException as exc:  # noqa: BLE001  CancelledError too: the future must settle, whatever it was
         out.set_exception(exc if isinstance(exc, Exception) else ClusterError(str(exc)))
     finally:
         task.release()

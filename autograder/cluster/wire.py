@@ -12,7 +12,7 @@ from typing import Any
 
 from autograder.errors import ClusterError
 from autograder.grading.results import SubmissionResult, result_from_dict, result_to_dict
-from autograder.submissions.collect import Collected
+from autograder.submissions.files import Collected
 
 MAX_REQUEST_BYTES = 8 * 1024 * 1024  # of files per task: Dask moves them in one message
 GRADERS_DIFFER = "graders-differ"

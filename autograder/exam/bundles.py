@@ -13,6 +13,7 @@ from typing import Any
 
 from autograder.archive import write_zip
 from autograder.authoring import build
+from autograder.authoring.kit_wheel import install_command
 from autograder.authoring.markers import has_markers
 from autograder.config import Assignment, Kit
 from autograder.exam.timing import window_text
@@ -107,7 +108,7 @@ def bundle_files(
     files = build.render_student_folder(
         assignment.solutions, assignment.id, assignment.title, tasks, assignment.given,
         sources=sources, checks=checks, exam=context, language=kit.language,
-        install=build.install_command(kit.student_install),
+        install=install_command(kit.student_install),
     )
     build.refuse_leaks(files, sources, f"the exam folder of {student!r}")
     return build.with_kit_wheel(files, kit.student_install)

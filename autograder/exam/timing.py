@@ -215,7 +215,7 @@ def fmt_time(moment: datetime | None, tz: tzinfo | None = None) -> str:
 
 
 def _duration(seconds: float) -> str:
-    seconds = int(math.ceil(seconds))
+    seconds = math.ceil(seconds)
     days, rest = divmod(seconds, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)

@@ -23,8 +23,8 @@ from autograder.config import Assignment, Kit
 from autograder.errors import ConfigError
 from autograder.submissions.students import student_key
 
-SECRET_ENV = "AUTOGRADER_EXAM_SECRET"
-SECRET_FILE_ENV = "AUTOGRADER_EXAM_SECRET_FILE"
+SECRET_ENV = "AUTOGRADER_EXAM_SECRET"  # noqa: S105  the name of a variable, not a secret
+SECRET_FILE_ENV = "AUTOGRADER_EXAM_SECRET_FILE"  # noqa: S105  the name of a variable, not a secret
 MIN_SECRET_BYTES = 16
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from autograder.config import Kit
 from autograder.errors import WorkerProtocolError
@@ -26,7 +26,7 @@ from autograder.grading.grader import Grader, Plan, worker_launch
 from autograder.grading.options import DEFAULT_OPTIONS, GradeOptions
 from autograder.grading.results import SubmissionResult
 from autograder.sandbox.client import WorkerProcess
-from autograder.submissions.collect import Collected
+from autograder.submissions.files import Collected
 
 SLOT_WAIT = 30.0  # seconds a new grading process waits for its slot (all are handed out at once)
 BROKEN = (
@@ -38,10 +38,10 @@ BROKEN = (
 class _Process:
     """What one grading process holds: its worker and a grader per assignment, made on first use."""
 
-    kit: Kit
-    options: GradeOptions
-    worker: WorkerProcess | None = None
-    graders: dict[str, Grader] = {}
+    kit: ClassVar[Kit]
+    options: ClassVar[GradeOptions]
+    worker: ClassVar[WorkerProcess | None] = None
+    graders: ClassVar[dict[str, Grader]] = {}  # one per process: _adopt gives each its own
 
     @classmethod
     def grader(cls, assignment: str) -> Grader:

@@ -21,7 +21,7 @@ from typing import Any
 
 from autograder import __version__
 from autograder.config import Assignment, Kit
-from autograder.submissions.collect import Collected
+from autograder.submissions.files import Collected
 
 LIBRARIES = ("torch", "numpy", "hypothesis")
 SKIPPED_PARTS = ("__pycache__", ".pytest_cache", ".hypothesis")

@@ -175,9 +175,9 @@ def _collect(fd: int, pid: int, limit: float) -> tuple[bytes, bool]:
 
 def _end(pid: int) -> None:
     """Kill the task's process and whatever it started (its process group), and collect it."""
-    for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+    for kill in (os.killpg, os.kill):
         try:
-            kill()
+            kill(pid, signal.SIGKILL)
         except OSError:
             pass
     try:

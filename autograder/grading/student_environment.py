@@ -92,14 +92,15 @@ def probe_torch() -> list[Fault]:
             import torch
 
             back = torch.from_numpy(numpy.arange(3.0)).numpy()
-            assert float(back.sum()) == 3.0
+            if float(back.sum()) != 3.0:  # a check, not an invariant: `python -O` must not drop it
+                raise RuntimeError(f"torch read numpy.arange(3.0) back as {back!r}")
     except ImportError as exc:
         text = f"{type(exc).__name__}: {exc}"
         if any(sign in text + said.getvalue() for sign in ABI_SIGNS):
             return [numpy_abi_fault(installed("torch"), installed("numpy"))]
         package = "numpy" if getattr(exc, "name", "") == "numpy" else "torch"
         return [Fault("env_import", {"package": package, "error": text[:300]})]
-    except Exception as exc:  # torch imported, but cannot reach NumPy ("Numpy is not available")
+    except Exception as exc:  # noqa: BLE001  torch imported, cannot reach NumPy ("Numpy is not available")
         text = f"{type(exc).__name__}: {exc}"
         if any(sign in text + said.getvalue() for sign in ABI_SIGNS):
             return [numpy_abi_fault(installed("torch"), installed("numpy"))]

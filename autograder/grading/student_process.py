@@ -64,7 +64,7 @@ def capped_output(note: Callable[[int, int], str], limit: int = OUTPUT_LIMIT) ->
     `note(dropped, limit)` is printed once, at the end."""
     cap = CappedOutput(limit)
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = cap.stream(saved[0]), cap.stream(saved[1])  # type: ignore[assignment]
+    sys.stdout, sys.stderr = cap.stream(saved[0]), cap.stream(saved[1])
     try:
         yield cap
     finally:

@@ -2,8 +2,8 @@
 
 One SQLite file holds a course's ledger: its gradings, the signed log over them, the claims of
 running batches, the log of scores sent to an LMS, and the service's inbox. The file's version is
-SQLite's `user_version`; a change to any of these tables (the inbox's too, whose DDL the service
-keeps in service/inbox.py) raises SCHEMA_VERSION here and adds its step to `_upgrade`.
+SQLite's `user_version`; a change to any of these tables (the inbox's too, whose DDL the
+ledger keeps in received.py) raises SCHEMA_VERSION here and adds its step to `_upgrade`.
 
 Versions: 0, gradings without their key; 1, gradings keyed by submission and graders, signed;
 2, the signed, hash-chained log (`ledger_log`, `ledger_heads`) and each grading's folder; 3, the
@@ -20,7 +20,7 @@ from autograder.submissions.students import is_student_id
 
 SCHEMA_VERSION = 3
 LOG_VERSION = 2  # the first version with the signed log: older files are read as from before it
-# The tables, each at the schema version that last changed it (`received`: service/inbox.py).
+# The tables, each at the schema version that last changed it (`received`: received.py).
 TABLES = {"gradings": 2, "ledger_log": 2, "ledger_heads": 2, "claims": 1, "lti_publishes": 1,
           "received": 1, "adjustments": 3, "extensions": 3, "releases": 3, "regrade_messages": 3}
 

@@ -136,7 +136,7 @@ def feedback_html(result: SubmissionResult, assignment: Assignment, messages: Me
     """A self-contained page (no network, its own Bengali font when in Bangla) with every check."""
     ui = {**ENGLISH_UI, **messages.get("ui", {})}
     env = class_report.templates()
-    notes = (result.problem,) + result.notes if result.problem else result.notes
+    notes = (result.problem, *result.notes) if result.problem else result.notes
     if lang != "en":  # the notes were written in English from the catalogue's note_* templates
         english = _english_ui()
         notes = tuple(pages.translate_note(note, english, ui) for note in notes)

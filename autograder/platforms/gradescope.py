@@ -234,7 +234,7 @@ def _submission_path(root: Path) -> Path:
 def _read_config(source: Path) -> dict[str, Any]:
     path = source / CONFIG_NAME
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
+        config: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))  # written by `gradescope build`
     except FileNotFoundError:
         raise ConfigError(f"{path} not found: build the zip with `autograder gradescope build`") from None
     except ValueError as exc:

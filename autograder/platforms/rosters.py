@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,6 +97,7 @@ def read_canvas_roster(path: Path, match_by: str = "sis_login_id") -> list[Canva
         raise ExportError(f"match_by must be one of {', '.join(CANVAS_MATCH)}, got {match_by!r}")
     rows = _read_table(path, "Canvas roster")
     header = [h.strip() for h in rows[0]]
+    name_of: Callable[[list[str]], str]
     if len(header) >= 3 and header[0] == "LastName" and header[1] == "FirstName":
         name_of = lambda row: f"{_cell(row, 0)}, {_cell(row, 1)}".strip(", ")  # noqa: E731
     elif len(header) >= 2 and "Student" in header[0] and "ID" in header[1]:

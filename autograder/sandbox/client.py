@@ -107,7 +107,7 @@ class WorkerProcess:
             with spawnable(self.launch) as (argv, fds):
                 if self.cgroup is not None:
                     argv = self.cgroup.wrap(tuple(argv))
-                self.proc = subprocess.Popen(
+                self.proc = subprocess.Popen(  # noqa: S603  the sandbox's argv (launch.py), no shell
                     argv,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
@@ -372,7 +372,8 @@ class WorkerProcess:
                 return None
             if want is not None and message.get("id") is not None and message.get("id") != want:
                 continue
-            return _cleaned(message)
+            cleaned: dict[str, Any] = _cleaned(message)  # a dict cleans to a dict
+            return cleaned
 
     def request(self, message: dict[str, Any], budget: float, payload: bytes = b"") -> dict[str, Any] | None:
         """Send a request and wait for its reply; on silence or nonsense, kill the worker.

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from autograder.ledger.adjustments import applied, signed_points
+from autograder.ledger.inbox import Inbox
 from autograder.output.spreadsheet import safe_cell
-from autograder.service.inbox import Inbox
 from autograder.service.records_view import Records
 from autograder.service.texts import iso_text
 

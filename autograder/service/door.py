@@ -98,7 +98,7 @@ def _readable_zip(data: bytes) -> bool:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             archive.infolist()
-    except Exception:  # BadZipFile, and whatever a malformed archive makes zipfile raise
+    except Exception:  # noqa: BLE001  BadZipFile, and whatever a malformed archive makes zipfile raise
         return False
     return True
 

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 from autograder.config import Assignment
 from autograder.exam.timing import Extension, extended
+from autograder.ledger.inbox import Inbox
 from autograder.ledger.release import extensions_of
-from autograder.service.inbox import Inbox
 
 
 def refusal(assignment: Assignment, now: datetime | None = None,

@@ -14,7 +14,7 @@ from flask import url_for
 
 from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult, result_from_dict
-from autograder.service.inbox import Inbox, Received
+from autograder.ledger.inbox import Inbox, Received
 from autograder.service.queue import TEXT
 from autograder.service.release import NONE, PUBLIC, Release, Rules, release_of, visible
 from autograder.service.texts import iso_text, with_times

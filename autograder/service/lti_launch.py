@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Response
-from pylti1p3.contrib.flask import FlaskMessageLaunch, FlaskOIDCLogin, FlaskRequest
+from pylti1p3.contrib.flask.message_launch import FlaskMessageLaunch
+from pylti1p3.contrib.flask.oidc_login import FlaskOIDCLogin
+from pylti1p3.contrib.flask.request import FlaskRequest
 from pylti1p3.exception import LtiException
-from pylti1p3.tool_config import ToolConfDict
+from pylti1p3.tool_config.dict import ToolConfDict
 
 from autograder.platforms.lti.errors import LtiError
 from autograder.service.settings import LaunchConfig
@@ -122,7 +124,7 @@ def launch(config: LaunchConfig, nonces: sqlite3.Connection, known: set[str]) ->
     message = FlaskMessageLaunch(request, tool_conf(config))
     try:
         data: dict[str, Any] = dict(message.get_launch_data())
-    except Exception as exc:  # PyLTI1p3 raises a bare Exception for an unknown issuer or client id (aud)
+    except Exception as exc:  # noqa: BLE001  PyLTI1p3's bare Exception: unknown issuer or client id (aud)
         raise LaunchRefused(f"launch refused: {exc}") from None
     if not message.is_resource_launch():
         raise LaunchRefused("launch refused: only resource-link launches open this tool")

@@ -32,13 +32,13 @@ from autograder.errors import AutograderError
 from autograder.grading.results import SubmissionResult
 from autograder.ledger import records
 from autograder.ledger.book import Gradebook
+from autograder.ledger.inbox import Inbox, Received
 from autograder.ledger.publish_log import PublishLog
 from autograder.platforms.lti.ags import AgsClient, RetryPolicy
 from autograder.platforms.lti.errors import LtiError
 from autograder.platforms.lti.keys import load_private_key
 from autograder.platforms.lti.publish import PublishReport, publish_scores
 from autograder.platforms.lti.scores import ScoreView
-from autograder.service.inbox import Inbox, Received
 from autograder.service.release import Rules, next_change, release_of, visible
 from autograder.service.settings import Clock, LaunchConfig
 from autograder.service.texts import plain_time, texts

@@ -152,7 +152,7 @@ def serve_workers(settings: ServiceSettings, workers: int, threads: int = DEFAUL
     side by side until SIGTERM or Ctrl-C (or until the master stops: it could not listen...); a grading
     process that died is started again (what it held is taken back by the next, as after a restart)."""
     from autograder.ledger.book import Gradebook
-    from autograder.service.inbox import Inbox
+    from autograder.ledger.inbox import Inbox
 
     check_start(settings)
     session_key(settings.data)  # made once here: two workers never race to make it

@@ -35,11 +35,12 @@ from autograder.grading.options import GradeOptions
 from autograder.grading.pool import GradingPool
 from autograder.grading.provenance import grader_digest, submission_digest
 from autograder.grading.results import SubmissionResult
+from autograder.ledger.grading_claims import RENEW_EVERY
+from autograder.ledger.inbox import Inbox, Received
 from autograder.ledger.release import extensions_of
 from autograder.service.door import spool_name
-from autograder.service.grading_claims import RENEW_EVERY
-from autograder.service.inbox import Inbox, Received
-from autograder.submissions.collect import Collected, collect
+from autograder.submissions.collect import collect
+from autograder.submissions.files import Collected
 from autograder.submissions.students import student_key
 
 log = logging.getLogger("autograder.service")
@@ -211,7 +212,7 @@ class GradingQueue:
         try:
             try:
                 result = stamped(done.result(), key, self.signing_key)
-            except Exception as exc:  # a grading process died (out of memory...): try again, a few times
+            except Exception as exc:  # noqa: BLE001  a grading process died (out of memory...): retried
                 retry = row.attempts < MAX_ATTEMPTS
                 log.warning("grading of submission %d stopped (%s)", row.id, type(exc).__name__)
                 self.inbox.fail(row.id, TEXT + ("retrying" if retry else "gave_up"), retry=retry)

@@ -17,10 +17,10 @@ from typing import Any
 from autograder.config import Assignment
 from autograder.ledger import instructor, records, regrades
 from autograder.ledger.adjustments import Adjustment, in_force
+from autograder.ledger.inbox import Inbox
 from autograder.ledger.instructor import ExtensionAsked, InstructorError
 from autograder.ledger.regrades import Message
 from autograder.ledger.release import AT, HELD, Rules, moment
-from autograder.service.inbox import Inbox
 from autograder.service.lti_launch import Launch
 from autograder.service.settings import Clock
 

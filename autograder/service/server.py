@@ -10,8 +10,9 @@ from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from autograder.service.app import ServiceState, build_state, create_app
+from autograder.service.app import build_state, create_app
 from autograder.service.settings import ServiceSettings
+from autograder.service.state import ServiceState
 
 log = logging.getLogger("autograder.service")
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from flask import session
 
-from autograder.service.inbox import Inbox
+from autograder.ledger.inbox import Inbox
 from autograder.service.limits import SharedUploadRate, UploadRate
 from autograder.service.lti_launch import Launch
 from autograder.service.passback import Passback

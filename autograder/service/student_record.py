@@ -16,8 +16,8 @@ from typing import Any
 from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult, result_from_dict
 from autograder.ledger import adjustments
+from autograder.ledger.inbox import Inbox, Received
 from autograder.ledger.release import Release, release_of
-from autograder.service.inbox import Inbox, Received
 from autograder.service.records_view import Records, extension_text, release_state
 from autograder.service.texts import iso, iso_text
 from autograder.service.upload_files import files_of

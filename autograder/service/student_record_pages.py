@@ -26,9 +26,9 @@ from flask import (
 
 from autograder.grading.course import ENGINE_MESSAGES, load_messages
 from autograder.ledger.adjustments import signed_points
+from autograder.ledger.inbox import Received
 from autograder.output.reports import feedback_html
 from autograder.service.door import spool_name
-from autograder.service.inbox import Received
 from autograder.service.lti_launch import Launch
 from autograder.service.record_forms import (
     FormProblem,

@@ -51,13 +51,13 @@ def files_of(kind: str, data: bytes) -> list[UploadFile]:
                 try:
                     with archive.open(member) as handle:
                         head = handle.read(MAX_SHOWN + 1)
-                except Exception:  # an encrypted, truncated or malformed member: named, not shown
+                except Exception:  # noqa: BLE001  an encrypted, truncated or bad member: named, not shown
                     found.append(UploadFile(index, member.filename, member.file_size, unreadable=True))
                     continue
                 text, _, binary = _decoded(head)
                 found.append(UploadFile(index, member.filename, member.file_size, text,
                                         member.file_size > MAX_SHOWN or len(head) > MAX_SHOWN, binary))
-    except Exception:  # not a zip at all (the door refuses those; an old row may hold one)
+    except Exception:  # noqa: BLE001  not a zip at all (the door refuses those; an old row may hold one)
         return []
     return found
 
@@ -98,7 +98,7 @@ def file_bytes(kind: str, data: bytes, index: int) -> tuple[str, bytes] | None:
                 return None
             with archive.open(members[index]) as handle:
                 return members[index].filename, handle.read(MAX_DOWNLOAD)
-    except Exception:
+    except Exception:  # noqa: BLE001  whatever a malformed archive makes zipfile raise: nothing to download
         return None
 
 

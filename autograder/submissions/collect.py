@@ -49,7 +49,7 @@ def _from_folder(folder: Path, given: tuple[str, ...], depth: int = 0) -> Collec
 def _from_zip(path: Path, given: tuple[str, ...]) -> Collected:
     try:
         archive = zipfile.ZipFile(path)
-    except Exception as exc:  # BadZipFile, OSError, and whatever a malformed archive makes zipfile raise
+    except Exception as exc:  # noqa: BLE001  BadZipFile, OSError, whatever a bad archive makes zipfile raise
         problem = f"`{shown(path.name)}` is not a readable zip file ({shown(str(exc))})"
         return Collected({}, (), problem + "; submit a zip of your folder")
     files: dict[str, bytes] = {}
@@ -79,7 +79,7 @@ def _from_zip(path: Path, given: tuple[str, ...]) -> Collected:
             try:
                 with archive.open(info) as handle:
                     data = handle.read(MAX_FILE_BYTES + 1)  # never trust the declared size
-            except Exception as exc:  # corrupt data (zlib.error), encryption, unknown compression...
+            except Exception as exc:  # noqa: BLE001  corrupt data (zlib.error), encryption, odd compression
                 notes.append(f"{quoted} could not be unpacked ({shown(str(exc))}).")
                 continue
             if len(data) > MAX_FILE_BYTES or total + len(data) > MAX_TOTAL_BYTES:

@@ -39,7 +39,7 @@ def _what(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute):
         return ATTRIBUTES.get(node.attr)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        if node.value in MODULES and MODULES[node.value]:
+        if MODULES.get(node.value):
             return None  # a bare name in a string is too common to flag on its own
         return next((w for text, w in TEXTS.items() if text in node.value), None)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
@@ -65,5 +65,5 @@ def review_flags(files: Mapping[str, bytes]) -> tuple[str, ...]:
                 seen.add((line, what))
         flags += [f"{name}:{line}: {what}" for line, what in sorted(seen)]
     if len(flags) > MAX_FLAGS:
-        flags = flags[:MAX_FLAGS] + [f"... and {len(flags) - MAX_FLAGS} more"]
+        flags = [*flags[:MAX_FLAGS], f"... and {len(flags) - MAX_FLAGS} more"]
     return tuple(flags)

@@ -15,8 +15,8 @@ from autograder.config import ExamConfig, Kit
 from autograder.exam.timing import Extension
 from autograder.ledger import instructor
 from autograder.ledger.book import Gradebook
+from autograder.ledger.inbox import Inbox
 from autograder.service.exam_rules import refusal, refusal_for
-from autograder.service.inbox import Inbox
 
 DEADLINE = datetime(2025, 12, 14, 12, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)

@@ -15,8 +15,8 @@ from served import EXAMPLES
 
 from autograder.config import Kit
 from autograder.ledger.book import Gradebook
-from autograder.service.grading_claims import Grader
-from autograder.service.inbox import Inbox
+from autograder.ledger.grading_claims import Grader
+from autograder.ledger.inbox import Inbox
 from autograder.service.limits import SharedUploadRate
 from autograder.service.production import start_grading, stop_process
 from autograder.service.settings import ServiceSettings

@@ -18,11 +18,11 @@ from werkzeug.datastructures import FileStorage
 
 from autograder.config import ExamConfig, Kit
 from autograder.ledger.book import Gradebook
+from autograder.ledger.inbox import Inbox
 from autograder.platforms.lti.config import load_platform
 from autograder.platforms.lti.errors import LtiError
 from autograder.service import exam_rules
 from autograder.service.app import ServiceError, check_demo
-from autograder.service.inbox import Inbox
 from autograder.service.limits import UploadRate
 from autograder.service.lti_launch import language_of
 from autograder.service.settings import ServiceSettings, load_launch

@@ -25,8 +25,8 @@ from served import Served, example, serving, upload, wait_graded
 
 from autograder.config import ExamConfig, Kit
 from autograder.grading.results import SubmissionResult, result_from_dict
+from autograder.ledger.inbox import Received
 from autograder.platforms.lti.keys import generate_key_pair
-from autograder.service.inbox import Received
 from autograder.service.settings import Clock, Limits, ServiceSettings, load_launch
 
 T0 = datetime(2025, 12, 14, 6, 0, tzinfo=UTC)  # when the tests upload: the exams are open

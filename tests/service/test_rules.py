@@ -20,11 +20,12 @@ from conftest import ROOT, make_result
 from autograder.config import ExamConfig, Kit, load_kit
 from autograder.errors import ConfigError
 from autograder.grading.provenance import grader_digest
+from autograder.ledger import grading_claims
 from autograder.ledger.book import Gradebook
+from autograder.ledger.inbox import DUPLICATE_SECONDS, Inbox
 from autograder.platforms.lti.errors import LtiError
 from autograder.platforms.lti.scores import score_body, score_fingerprint
-from autograder.service import door, grading_claims, security
-from autograder.service.inbox import DUPLICATE_SECONDS, Inbox
+from autograder.service import door, security
 from autograder.service.lti_launch import Launch
 from autograder.service.release import ALL, NONE, PUBLIC, next_change, release_of, visible
 from autograder.service.settings import load_launch

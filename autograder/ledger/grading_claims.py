@@ -3,7 +3,7 @@
 A grading process (the single-process server's queue, or `serve --workers`'s grading process,
 or a second one started on the same data by mistake) takes a queued row and claims it in the
 same transaction; only the claim's owner may record its grade. A claim lapses when its process
-is gone from this machine (pid and start time, as the batch's claims in ledger/claims.py) or its
+is gone from this machine (pid and start time, as the batch's claims in claims.py) or its
 lease ran out (a process on another machine: it renews the lease while it works), and the row
 is queued again. A graded row keeps its claim: it says which process graded it.
 """

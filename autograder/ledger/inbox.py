@@ -26,14 +26,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from autograder.grading.results import SubmissionResult, result_from_dict, result_to_dict
+from autograder.ledger import changes, grading_claims
 from autograder.ledger.book import Gradebook
-from autograder.service import changes, grading_claims
-from autograder.service.grading_claims import OURS, Grader
-from autograder.service.received import COLUMNS, INBOX_SCHEMA, REGRADES_INDEX, Received, utc_now
+from autograder.ledger.grading_claims import OURS, Grader
+from autograder.ledger.received import COLUMNS, INBOX_SCHEMA, REGRADES_INDEX, Received, utc_now
 
 __all__ = ["DUPLICATE_SECONDS", "Inbox", "Received", "utc_now"]
 
-log = logging.getLogger("autograder.service")
+log = logging.getLogger("autograder.service")  # the inbox serves the service alone: its log is theirs
 DUPLICATE_SECONDS = 10.0  # the same bytes again this soon (or while still waiting): one upload, not two
 
 
