@@ -275,7 +275,8 @@ def file_share(evidence: np.ndarray, most: float = FILE_MOST) -> np.ndarray:
     takes nothing away), and at most `most` nats however much it holds (saturating), so a pair is
     flagged for what several files show; one file alike is also what converging on a short task,
     or on the same tutorial, looks like."""
-    return most * -np.expm1(-np.maximum(evidence, 0.0) / most)
+    share: np.ndarray = most * -np.expm1(-np.maximum(evidence, 0.0) / most)
+    return share
 
 
 def score_of(evidence: np.ndarray | float, half: float = DEFAULT_HALF) -> np.ndarray:
