@@ -12,7 +12,8 @@ matrix, on a property the failing checks prove, and any the graders of issue #20
 fail exactly `fails` and none of `must_not_fail`. Its `[required]` table names, per task, the
 misconceptions agreed with the grader writer (a keyword some entry's feedback must contain).
 `solutions/<id>/graders/correct/<variant>/` holds correct files written in other styles: overlaid on the
-reference they must score 100. The reference scores 100 and the stubs score 0.
+reference they must score full marks (grading.toml's total). The reference scores full marks
+and the stubs score 0.
 """
 
 from __future__ import annotations
@@ -30,26 +31,10 @@ from test_contract_matrix import CONTRACTS, proven
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# task -> student file, as each assignment's SPEC names them (checked against grading.toml below)
-TASK_FILES = {
-    "nn_module": {
-        "tinynet": "tinynet.py",
-        "delivery": "delivery.py",
-        "counting": "counting.py",
-        "containers": "containers.py",
-        "checkpoint": "checkpoint.py",
-        "dropout": "dropout.py",
-        "numpy_forward": "numpy_forward.py",
-    },
-    "tensors_autograd": {
-        "tensors": "tensors.py",
-        "autograd": "autograd.py",
-        "descent": "descent.py",
-        "device": "device.py",
-        "training": "training.py",
-        "counting": "counting.py",
-    },
-}
+# Every task needs at least this many wrong submissions and correct variants of its own
+# (docs/authoring.md); an assignment's `[minimum]` table raises its totals above that.
+WRONG_PER_TASK = 3
+CORRECT_PER_TASK = 1
 
 
 @dataclass(frozen=True)
@@ -58,15 +43,8 @@ class Minimum:
 
     wrong: int  # wrong submissions in all
     correct: int  # correct variants in all
-    wrong_per_task: int = 3  # wrong submissions of every task
-    correct_per_task: int = 1  # correct variants replacing every task's file
-
-
-# Reasonable for each assignment's size; an assignment not listed needs 3 wrong and 1 correct per task.
-MINIMUM = {
-    "nn_module": Minimum(wrong=45, correct=10),
-    "tensors_autograd": Minimum(wrong=50, correct=12),
-}
+    wrong_per_task: int = WRONG_PER_TASK  # wrong submissions of every task
+    correct_per_task: int = CORRECT_PER_TASK  # correct variants replacing every task's file
 
 
 @dataclass(frozen=True)
@@ -79,6 +57,8 @@ class Catalogue:
     wrong: tuple[dict[str, Any], ...]
     required: dict[str, list[str]]
     variants: tuple[Path, ...]
+    declared_minimum: dict[str, int]  # the catalogue's [minimum] table
+    traps: tuple[str, ...]  # the catalogue's [lesson] traps
 
     @property
     def graders(self) -> Path:
@@ -86,7 +66,10 @@ class Catalogue:
 
     @property
     def minimum(self) -> Minimum:
-        return MINIMUM.get(self.assignment, Minimum(wrong=3 * len(self.tasks), correct=len(self.tasks)))
+        """The catalogue's own [minimum], never below the per-task rule."""
+        wrong = max(self.declared_minimum.get("wrong", 0), WRONG_PER_TASK * len(self.tasks))
+        correct = max(self.declared_minimum.get("correct", 0), CORRECT_PER_TASK * len(self.tasks))
+        return Minimum(wrong=wrong, correct=correct)
 
 
 def load_catalogue(assignment: str) -> Catalogue:
@@ -107,6 +90,8 @@ def load_catalogue(assignment: str) -> Catalogue:
         wrong=tuple(data.get("wrong", [])),
         required=data.get("required", {}),
         variants=tuple(variants),
+        declared_minimum=data.get("minimum", {}),
+        traps=tuple(data.get("lesson", {}).get("traps", [])),
     )
 
 
@@ -196,9 +181,22 @@ def test_assignments_found():
     assert "nn_module_exam" not in ASSIGNMENTS  # an exam extension: nn_module's catalogue covers it
 
 
-def test_task_files_match_grading_toml(catalogue):
-    assert catalogue.assignment in TASK_FILES, f"add {catalogue.assignment}'s SPEC task files to TASK_FILES"
-    assert catalogue.tasks == TASK_FILES[catalogue.assignment]
+def test_task_files_are_the_reference_and_stub_files(catalogue):
+    """Every task file of grading.toml is a reference with solution markers, built into a stub, and
+    the reference folder holds no other marked file (a task grading.toml forgot)."""
+    from autograder.authoring.markers import has_markers
+
+    assert catalogue.tasks, f"{catalogue.assignment} declares no tasks"
+    assert len(set(catalogue.tasks.values())) == len(catalogue.tasks), "two tasks share a file"
+    marked = {p.name for p in catalogue.solutions.glob("*.py") if has_markers(p.read_text(encoding="utf-8"))}
+    assert marked == set(catalogue.tasks.values()), (sorted(marked), catalogue.tasks)
+    for name in catalogue.tasks.values():
+        assert (catalogue.stubs / name).is_file(), f"assignments/{catalogue.assignment}/{name}: not built"
+
+
+def test_minimum_table_is_well_formed(catalogue):
+    assert set(catalogue.declared_minimum) <= {"wrong", "correct"}, sorted(catalogue.declared_minimum)
+    assert all(isinstance(v, int) and v >= 0 for v in catalogue.declared_minimum.values())
 
 
 def test_catalogue_sizes(catalogue):
@@ -265,23 +263,18 @@ def test_every_cascade_prone_check_is_decided(catalogue):
     assert not undecided, f"checks neither in fails nor in must_not_fail: {undecided}"
 
 
-# The traps each lesson names (SPEC and the lesson pages): a student's own `autograder check` must
-# show them, so each of these mistakes fails a public check, not only hidden ones (issue #26).
-LESSON_TRAPS = {
-    "nn_module": ("delivery-no-squeeze", "delivery-squeeze-no-dim", "tinynet-no-zero-grad",
-                  "tinynet-zero-grad-after-backward", "numpy-no-transpose", "numpy-output-n-by-1"),
-    "tensors_autograd": ("training-no-zero-grad", "training-zero-grad-after-backward"),
-}
-
-
 def test_the_lessons_named_traps_fail_a_public_check(catalogue):
+    """The traps each lesson names (the catalogue's [lesson] traps, from SPEC and the lesson pages): a
+    student's own `autograder check` must show them, so each fails a public check, not only hidden
+    ones (issue #26)."""
     from autograder.config import load_kit
     from autograder.grading.course import load_graders
 
     graders = load_graders(load_kit(ROOT).assignment(catalogue.assignment))
     public = {c.id for found in graders.checks.values() for c in found if c.public}
     entries = {entry["id"]: entry for entry in catalogue.wrong}
-    traps = LESSON_TRAPS.get(catalogue.assignment, ())
+    traps = catalogue.traps
+    assert len(set(traps)) == len(traps), f"a trap named twice: {traps}"
     assert set(traps) <= set(entries), sorted(set(traps) - set(entries))
     assert {trap: entries[trap]["fails"] for trap in traps if not set(entries[trap]["fails"]) & public} == {}
 
@@ -320,10 +313,17 @@ def test_edit_applies_to_reference(cat, entry):
 # ----------------------------------------------------------------------------- grading
 
 
+def total_points(cat: Catalogue) -> float:
+    """The assignment's maximum: the sum of its tasks' points in grading.toml (any total)."""
+    from autograder.config import load_kit
+
+    return sum(task.points for task in load_kit(ROOT).assignment(cat.assignment).tasks)
+
+
 def test_reference_scores_full_marks(catalogue, assignment_grader, tmp_path):
     grader = assignment_grader(catalogue.assignment)
     result = grader.grade(copy_reference(catalogue, tmp_path / "reference"), student="reference")
-    assert result.score == result.max_score == 100, describe(result)
+    assert result.score == result.max_score == total_points(catalogue), describe(result)
     for task in result.tasks:
         assert task.score == task.max_score, describe(result, {task.task})
 
@@ -374,4 +374,4 @@ def test_correct_variant_scores_full_marks(assignment_grader, tmp_path, cat, var
     grader = assignment_grader(cat.assignment)
     submission = build_variant(cat, variant, tmp_path / variant.name)
     result = grader.grade(submission, student=variant.name)
-    assert result.score == result.max_score == 100, describe(result)
+    assert result.score == result.max_score == total_points(cat), describe(result)

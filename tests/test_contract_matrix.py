@@ -20,7 +20,7 @@ from autograder.grading.course import load_graders
 
 ROOT = Path(__file__).resolve().parents[1]
 PROPERTY_KEYS = {"id", "of", "says", "proven_by", "not_on"}
-TABLE_KEYS = {"paths", "properties", "relies_on"}
+TABLE_KEYS = {"paths", "properties", "relies_on", "answers_are_data"}
 
 
 def matrix_path(assignment: str) -> Path:
@@ -49,6 +49,12 @@ def checks(kit: Kit) -> dict[str, dict[str, set[str]]]:
 
 def _properties(table: dict[str, Any]) -> list[dict[str, Any]]:
     return table.get("properties", [])
+
+
+def answers_are_data(assignment: str) -> dict[str, float]:
+    """Check id -> the points a replay of the reference's answers earns ([<task>.answers_are_data])."""
+    return {check: float(points) for table in CONTRACTS[assignment].values()
+            for check, points in table.get("answers_are_data", {}).items()}
 
 
 def proven(table: dict[str, Any]) -> dict[str, set[str]]:
@@ -96,6 +102,9 @@ def test_matrix_is_well_formed(assignment, task):
         assert isinstance(prop["says"], str) and prop["says"].strip(), where
         for pid, reason in prop.get("not_on", {}).items():
             assert isinstance(reason, str) and reason.strip(), f"{where}: not_on.{pid} needs a reason"
+    for check, points in table.get("answers_are_data", {}).items():
+        assert check in table.get("relies_on", {}), f"{task}.answers_are_data: {check} is not a check"
+        assert isinstance(points, int | float) and points > 0, f"{task}.answers_are_data.{check}: {points!r}"
 
 
 def path_gaps(table: dict[str, Any], task: str) -> list[str]:

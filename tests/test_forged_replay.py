@@ -11,15 +11,12 @@ from pathlib import Path
 import pytest
 from kit_assignments import ASSIGNMENTS
 from replay_forger import replay_gains
+from test_contract_matrix import answers_are_data
 
 from autograder.config import Kit
 from autograder.grading.course import load_graders
 
 ROOT = Path(__file__).resolve().parents[1]
-# Checks whose answer is data the student writes, not something their code computes: a replayed
-# answer is the same numbers a student could type in (the SPEC fixes TUNED's seed and data, and the
-# grading process trains with them itself), so a replay of it is the task done.
-ANSWERS_ARE_DATA = {"tensors_autograd": {"training.tuned_form": 2.0, "training.tuned": 4.0}}
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -28,5 +25,7 @@ def test_replayed_reference_answers_earn_nothing(kit: Kit, tmp_path: Path, assig
     shutil.copytree(ROOT / "solutions" / assignment, folder,
                     ignore=shutil.ignore_patterns("graders", "__pycache__"))
     gained = replay_gains(load_graders(kit.assignment(assignment)), folder)
-    want = ANSWERS_ARE_DATA.get(assignment, {})
+    # Checks whose answer is data the student writes (the contract matrix's answers_are_data) are
+    # the only ones a replay may earn, and exactly the points the matrix says.
+    want = answers_are_data(assignment)
     assert gained == want, f"checks whose points a replay of the reference's answers earns: {gained}"

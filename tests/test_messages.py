@@ -183,13 +183,13 @@ def test_ui_labels_are_translated():
     assert len({bn[label] for label in LINE_LABELS}) == len(LINE_LABELS), "line labels must differ"
 
 
-def test_every_assignment_has_a_catalogue():
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_assignment_has_a_catalogue(assignment):
     """`grade --lang bn` finds an en and a bn catalogue for every assignment the kit grades."""
-    for assignment in ASSIGNMENTS:
-        folder = ROOT / "solutions" / assignment / "graders" / "messages"
-        assert folder in CATALOGUES, assignment
-        for lang in LANGS:
-            assert (folder / f"{lang}.toml").is_file(), f"{assignment} has no {lang}.toml"
+    folder = ROOT / "solutions" / assignment / "graders" / "messages"
+    assert folder in CATALOGUES, assignment
+    for lang in LANGS:
+        assert (folder / f"{lang}.toml").is_file(), f"{assignment} has no {lang}.toml"
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -29,6 +29,7 @@ PER_ASSIGNMENT = {
     "probes.py.j2": "graders/probes.py",
     "package_init.py.j2": "graders/public/__init__.py",
     "ref.py.j2": "graders/hidden/_ref.py",
+    "contract.toml.j2": "graders/hidden/contract.toml",
     "en.toml.j2": "graders/messages/en.toml",
     "bn.toml.j2": "graders/messages/bn.toml",
     "notebook_conftest.py.j2": "graders/notebook/conftest.py",
@@ -40,6 +41,7 @@ PER_TASK = {
     "public_test.py.j2": "graders/public/test_{task}.py",
     "hidden_test.py.j2": "graders/hidden/test_{task}.py",
     "notebook_test.py.j2": "graders/notebook/test_{task}.py",
+    "correct_task.py.j2": "graders/correct/{task}_added/{task}.py",
 }
 
 

@@ -6,15 +6,14 @@ from __future__ import annotations
 import ast
 import fnmatch
 import importlib.util
+import inspect
 import itertools
 import textwrap
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import numpy as np
 import pytest
 import torch
 from kit_assignments import ASSIGNMENTS
@@ -362,33 +361,37 @@ def test_committed_assignment_equals_generator_output(assignment: str) -> None:
     assert diff_assignment(KIT, assignment) == []
 
 
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_the_generated_folder_ships_no_instructor_files(assignment: str) -> None:
+    """A student folder as generated now lacks hidden checks, references and the catalogue of wrong
+    and correct submissions, although the graders folder holds them."""
+    graders = KIT / "solutions" / assignment / "graders"
+    held = [p.relative_to(graders).as_posix() for p in graders.rglob("*")]
+    assert any(_private(rel) for rel in held), f"{assignment}: no instructor-only files to test with"
+    generated = list(generate(KIT, assignment))
+    assert generated and not [rel for rel in generated if _private(rel)], assignment
+
+
 def test_no_built_folder_ships_instructor_files() -> None:
-    """Every student folder (committed, and as generated now) lacks hidden checks, references and the
-    catalogue of wrong and correct submissions, although the graders folders hold them."""
-    for assignment in ASSIGNMENTS:
-        graders = KIT / "solutions" / assignment / "graders"
-        held = [p.relative_to(graders).as_posix() for p in graders.rglob("*")]
-        assert any(_private(rel) for rel in held), f"{assignment}: no instructor-only files to test with"
-        generated = list(generate(KIT, assignment))
-        assert generated and not [rel for rel in generated if _private(rel)], assignment
+    """Every committed student folder lacks the instructor-only files."""
     for folder in sorted((KIT / "assignments").iterdir()):
         shipped = [p.relative_to(folder).as_posix() for p in folder.rglob("*")]
         leaked = [rel for rel in shipped if _private(rel)]
         assert not leaked, f"assignments/{folder.name} ships instructor-only files: {leaked}"
 
 
-def _given(assignment: str) -> list[str]:
-    with (KIT / "grading.toml").open("rb") as f:
-        return tomllib.load(f)["assignments"][assignment].get("given", [])
-
-
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_given_data_is_copied_byte_identical(assignment: str) -> None:
-    given = _given(assignment)
-    assert given, assignment
-    for name in given:
+def test_the_folder_holds_the_tasks_and_given_files_and_given_data_is_byte_identical(assignment: str) -> None:
+    """The student folder's own files are its tasks' stubs, its given files (any number, also none)
+    copied byte-identical, and the README (beside the kit's wheel, where it was built)."""
+    declared = load_kit(KIT).assignment(assignment)
+    folder = KIT / "assignments" / assignment
+    top = {p.name for p in folder.iterdir() if p.is_file()} - {wheel_name()}  # built, never committed
+    assert top == {t.file for t in declared.tasks} | set(declared.given) | {"README.md"}, (
+        assignment, sorted(top))
+    for name in declared.given:
         source = KIT / "solutions" / assignment / name
-        assert (KIT / "assignments" / assignment / name).read_bytes() == source.read_bytes()
+        assert (folder / name).read_bytes() == source.read_bytes()
         assert not has_markers(source.read_text())
 
 
@@ -422,78 +425,64 @@ def _blank(cls: type) -> Any:
     return obj
 
 
-Call = Callable[[ModuleType], object]
-X3 = torch.randn(4, 3)
-NN_CALLS: dict[str, dict[str, Call]] = {
-    "tinynet": {
-        "TinyNet.__init__": lambda m: m.TinyNet(3, 8, 2),
-        "TinyNet.forward": lambda m: m.TinyNet.forward(_blank(m.TinyNet), X3),
-        "train_tinynet": lambda m: m.train_tinynet(
-            torch.nn.Linear(3, 2), X3, torch.zeros(4, dtype=torch.long), epochs=2
-        ),
-    },
-    "delivery": {
-        "DeliveryMLP.__init__": lambda m: m.DeliveryMLP(torch.zeros(3), torch.ones(3)),
-        "DeliveryMLP.forward": lambda m: m.DeliveryMLP.forward(_blank(m.DeliveryMLP), X3),
-        "predict": lambda m: m.predict(torch.nn.Linear(3, 1), X3),
-    },
-    "counting": {
-        "count_linear_stack": lambda m: m.count_linear_stack([3, 16, 8, 1]),
-        "count_parameters": lambda m: m.count_parameters(torch.nn.Linear(3, 1)),
-        "per_layer": lambda m: m.per_layer(torch.nn.Linear(3, 1)),
-    },
-    "containers": {
-        "FixedMLP.__init__": lambda m: m.FixedMLP([3, 16, 8, 1]),
-        "FixedMLP.forward": lambda m: m.FixedMLP.forward(_blank(m.FixedMLP), X3),
-        "TwoHead.__init__": lambda m: m.TwoHead(),
-        "TwoHead.forward": lambda m: m.TwoHead.forward(_blank(m.TwoHead), X3),
-    },
-    "checkpoint": {
-        "save_weights": lambda m: m.save_weights(torch.nn.Linear(3, 1), "unused.pt"),
-        "load_weights": lambda m: m.load_weights(torch.nn.Linear(3, 1), "unused.pt"),
-        "load_partial": lambda m: m.load_partial(torch.nn.Linear(3, 1), "unused.pt"),
-    },
-    "dropout": {
-        "Dropout.__init__": lambda m: m.Dropout(0.5, np.random.default_rng(0)),
-        "Dropout.train": lambda m: _blank(m.Dropout).train(),
-        "Dropout.eval": lambda m: _blank(m.Dropout).eval(),
-        "Dropout.__call__": lambda m: _blank(m.Dropout)(np.ones(8)),
-    },
-    "numpy_forward": {
-        "linear": lambda m: m.linear(np.ones((2, 3)), np.ones((4, 3)), np.zeros(4)),
-        "delivery_forward": lambda m: m.delivery_forward({}, np.ones((2, 3))),
-    },
-}
-TA_CALLS: dict[str, dict[str, Call]] = {
-    "tensors": {
-        "share_numpy": lambda m: m.share_numpy(np.zeros(3)),
-        "to_numpy": lambda m: m.to_numpy(torch.zeros(3)),
-        "row_dots": lambda m: m.row_dots(X3, X3),
-    },
-    "autograd": {
-        "autograd_grad": lambda m: m.autograd_grad(torch.ones(3), torch.ones(3), 0.0),
-        "manual_grad": lambda m: m.manual_grad(np.ones(3), np.ones(3), 0.0),
-    },
-    "descent": {
-        "fit_line": lambda m: m.fit_line(torch.ones(3), torch.ones(3)),
-        "sgd_step": lambda m: m.sgd_step([torch.zeros(2, requires_grad=True)], 0.1),
-    },
-    "device": {
-        "pick_device": lambda m: m.pick_device(),
-        "to_device": lambda m: m.to_device(torch.nn.Linear(3, 1), X3, torch.zeros(4), "cpu"),
-    },
-    "training": {
-        "train": lambda m: m.train(torch.nn.Linear(3, 2), X3, torch.zeros(4, dtype=torch.long), 2, 0.1),
-        "accuracy": lambda m: m.accuracy(torch.nn.Linear(3, 2), X3, torch.zeros(4, dtype=torch.long)),
-        "tuned_values": lambda m: m.tuned_values(),
-    },
-    "counting": {
-        "tinynet_count": lambda m: m.tinynet_count(3, 8, 2),
-        "growth": lambda m: m.growth(3, 2, 8, 32),
-    },
-}
-# assignment -> task -> every stubbed function, called with small valid arguments
-CALLS: dict[str, dict[str, dict[str, Call]]] = {"nn_module": NN_CALLS, "tensors_autograd": TA_CALLS}
+def _placeholder_call(module: ModuleType, qualname: str) -> Callable[[], object]:
+    """A call of the stub `qualname` with a placeholder (None) for every argument without a default:
+    a stub raises before it reads one (docs/authoring.md), so any arguments do. A method is called on
+    an instance whose __init__ did not run, __init__ through its class, a function directly."""
+    owner_name, _, name = qualname.rpartition(".")
+    if not owner_name:
+        function = getattr(module, name)
+        return lambda: function(*_placeholders(function))
+    owner = getattr(module, owner_name)
+    assert isinstance(owner, type), f"{qualname}: a stub nested in a function cannot be called alone"
+    if name == "__init__":
+        return lambda: owner(*_placeholders(owner.__init__, skip=1))
+    raw = inspect.getattr_static(owner, name)
+    if isinstance(raw, staticmethod | classmethod):
+        bound = getattr(owner, name)
+        return lambda: bound(*_placeholders(bound))
+    method = getattr(_blank(owner), name)
+    return lambda: method(*_placeholders(method))
+
+
+def _placeholders(function: Callable[..., object], skip: int = 0) -> list[None]:
+    required = [p for p in inspect.signature(function).parameters.values()
+                if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [None] * (len(required) - skip)
+
+
+def _marked_functions(source: str) -> set[str]:
+    """Qualified names of the defs a solution region sits in directly (the ones the stub raises in)."""
+    lines = source.splitlines()
+    begins = [i + 1 for i, line in enumerate(lines) if line.strip() == "### BEGIN SOLUTION"]
+    names: set[str] = set()
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.ClassDef):
+                name = prefix + child.name
+                inner = [c for c in ast.walk(child) if c is not child and isinstance(c, ast.FunctionDef)]
+                assert child.end_lineno is not None
+                own = [b for b in begins if child.lineno < b <= child.end_lineno and not any(
+                    f.lineno < b <= (f.end_lineno or f.lineno) for f in inner)]
+                if isinstance(child, ast.FunctionDef) and own:
+                    names.add(name)
+                visit(child, name + ".")
+
+    visit(ast.parse(source), "")
+    return names
+
+
+def _stubbed(assignment: str) -> list[tuple[str, str, str]]:
+    """(assignment, task, qualname) of every function its references mark, from grading.toml's tasks."""
+    found = []
+    for task in load_kit(KIT).assignment(assignment).tasks:
+        source = (KIT / "solutions" / assignment / task.file).read_text(encoding="utf-8")
+        found += [(assignment, task.id, q) for q in sorted(_marked_functions(source))]
+    return found
+
+
+STUBBED = [entry for assignment in ASSIGNMENTS for entry in _stubbed(assignment)]
 
 
 def _raising_functions(source: str) -> set[str]:
@@ -516,25 +505,27 @@ def _raising_functions(source: str) -> set[str]:
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_call_table_covers_every_stub(assignment: str) -> None:
-    assert assignment in CALLS, f"add a call table for {assignment}'s stubs"
+def test_every_task_file_has_stubs_and_they_are_the_marked_functions(assignment: str) -> None:
+    """Each task's reference marks at least one function, and its stub raises in exactly those."""
+    declared = load_kit(KIT).assignment(assignment)
     solutions, stubs = KIT / "solutions" / assignment, KIT / "assignments" / assignment
-    tasks = {p.stem for p in solutions.glob("*.py") if has_markers(p.read_text())}
-    assert tasks == set(CALLS[assignment])
-    for task, calls in CALLS[assignment].items():
-        assert _raising_functions((stubs / f"{task}.py").read_text()) == set(calls), task
+    marked = {p.name for p in solutions.glob("*.py") if has_markers(p.read_text())}
+    assert marked == {t.file for t in declared.tasks}
+    for task in declared.tasks:
+        expected = _marked_functions((solutions / task.file).read_text(encoding="utf-8"))
+        assert expected, f"{task.file}: no solution region"
+        assert _raising_functions((stubs / task.file).read_text(encoding="utf-8")) == expected, task.id
 
 
-@pytest.mark.parametrize(
-    ("assignment", "task", "qualname"),
-    [(a, t, q) for a, table in CALLS.items() for t, calls in sorted(table.items()) for q in sorted(calls)],
-)
+@pytest.mark.parametrize(("assignment", "task", "qualname"), STUBBED, ids=[":".join(s) for s in STUBBED])
 def test_every_stub_raises_not_implemented(
     assignment: str, task: str, qualname: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    module = _load(KIT / "assignments" / assignment / f"{task}.py")
+    declared = load_kit(KIT).assignment(assignment).task(task)
+    module = _load(KIT / "assignments" / assignment / declared.file)
+    call = _placeholder_call(module, qualname)
     with pytest.raises(NotImplementedError) as info:
-        CALLS[assignment][task][qualname](module)
+        call()
     assert str(info.value) == f"{task}: write {qualname}"
     assert list(tmp_path.iterdir()) == []  # e.g. save_weights wrote nothing

@@ -48,14 +48,21 @@ def test_the_scaffold_has_every_part(scaffolded):
     for rel in ["alpha.py", "beta_two.py", "graders/probes.py", "graders/params.py", "graders/conftest.py",
                 "graders/public/test_alpha.py", "graders/hidden/test_beta_two.py", "graders/hidden/_ref.py",
                 "graders/messages/en.toml", "graders/messages/bn.toml", "graders/notebook/test_alpha.py",
-                "graders/misconceptions.toml", "graders/correct/README.md"]:
+                "graders/misconceptions.toml", "graders/correct/README.md", "graders/hidden/contract.toml",
+                "graders/correct/alpha_added/alpha.py", "graders/correct/beta_two_added/beta_two.py"]:
         assert (folder / rel).is_file(), rel
     section = tomllib.loads((scaffolded / "grading.toml").read_text(encoding="utf-8"))["assignments"]
     assert set(section) >= {"nn_module", "second_course"}, "the other assignments stay declared"
     assert section["second_course"]["languages"] == ["en", "bn"]
     assert set(section["second_course"]["tasks"]) == set(TASKS)
     misconceptions = tomllib.loads((folder / "graders/misconceptions.toml").read_text(encoding="utf-8"))
-    assert misconceptions == {"required": {"alpha": [], "beta_two": []}}
+    # the catalogue's rule (docs/authoring.md): 3 wrong entries a task, each task's keywords covered
+    per_task = {task: [e["id"] for e in misconceptions["wrong"] if e["task"] == task] for task in TASKS}
+    assert {task: len(ids) for task, ids in per_task.items()} == {task: 3 for task in TASKS}
+    assert set(misconceptions["required"]) == set(TASKS) and all(misconceptions["required"].values())
+    assert misconceptions["minimum"] == {"wrong": 3 * len(TASKS), "correct": len(TASKS)}
+    contract = tomllib.loads((folder / "graders/hidden/contract.toml").read_text(encoding="utf-8"))
+    assert set(contract) == set(TASKS)
     assert "### BEGIN SOLUTION" in (folder / "alpha.py").read_text(encoding="utf-8")
 
 

@@ -12,12 +12,12 @@ from autograder.errors import AutograderError
 from autograder.manifest import find_checks, read_manifest
 
 
-def test_a_built_folder_is_its_assignment(kit: Kit):
-    for assignment in ASSIGNMENTS:
-        folder = kit.root / "assignments" / assignment
-        for start in (folder, folder / "checks"):
-            checks = find_checks(start)
-            assert read_manifest(checks / "manifest.json").assignment == assignment
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_a_built_folder_is_its_assignment(kit: Kit, assignment: str):
+    folder = kit.root / "assignments" / assignment
+    for start in (folder, folder / "checks"):
+        checks = find_checks(start)
+        assert read_manifest(checks / "manifest.json").assignment == assignment
 
 
 def test_a_folder_without_checks_is_refused_clearly(tmp_path: Path):

@@ -8,12 +8,14 @@ import json
 import shutil
 import subprocess
 import time
+import tomllib
 import urllib.request
 from pathlib import Path
 
 import pytest
 import websocket
 from conftest import make_result
+from kit_assignments import ASSIGNMENTS
 
 from autograder.config import Assignment, Kit
 from autograder.fonts import FAMILY as BENGALI_FAMILY
@@ -191,10 +193,15 @@ def test_chromium_draws_the_bangla_with_the_embedded_font(tmp_path, assignment):
 
 
 # -- Bangla is Bangla (issue #26) ----------------------------------------------------------------
-ASSIGNMENTS = ("nn_module", "tensors_autograd")
-# Per assignment: the two task files the submission below breaks (a syntax error, a wrong edit).
-BREAK = {"nn_module": ("tinynet.py", "delivery.py", "super().__init__()", "pass"),
-         "tensors_autograd": ("tensors.py", "training.py", "optimizer.zero_grad()", "pass")}
+def breaks(assignment: Assignment) -> tuple[str, str | None, list[list[str]]]:
+    """What the submission below breaks: the first task's file with a syntax error, and another task's
+    file with its catalogue's first wrong edit (solutions/<id>/graders/misconceptions.toml), if any."""
+    catalogue = assignment.graders / "misconceptions.toml"
+    text = catalogue.read_text(encoding="utf-8") if catalogue.is_file() else ""
+    wrong = tomllib.loads(text).get("wrong", [])
+    first = assignment.tasks[0]
+    entry = next((e for e in wrong if e["task"] != first.id), None)
+    return first.file, (entry["file"] if entry else None), (entry["replace"] if entry else [])
 
 
 def _catalogue_words(path: Path) -> dict[str, list[str]]:
@@ -232,14 +239,17 @@ def _bangla_outputs(kit, assignment, tmp_path: Path) -> tuple[dict[str, str], st
     from autograder.grading.student_report import render_text
 
     solutions, stubs = ROOT / "solutions" / assignment.id, ROOT / "assignments" / assignment.id
-    syntax, wrong, old, new = BREAK[assignment.id]
+    syntax, wrong, replace = breaks(assignment)
     submission = tmp_path / "submission"
     shutil.copytree(solutions, submission, ignore=shutil.ignore_patterns("graders", "__pycache__"))
     (submission / "conftest.py").write_text("import os\n", encoding="utf-8")  # ignored, with a note
     (submission / syntax).write_text("import torch\n\ndef broken(:\n", encoding="utf-8")
-    text = (submission / wrong).read_text(encoding="utf-8")
-    assert old in text
-    (submission / wrong).write_text(text.replace(old, new, 1), "utf-8")
+    if wrong is not None:
+        text = (submission / wrong).read_text(encoding="utf-8")
+        for old, new in replace:
+            assert text.count(old) == 1, (wrong, old)
+            text = text.replace(old, new)
+        (submission / wrong).write_text(text, "utf-8")
     from conftest import sandbox_works
 
     from autograder.grading.grader import Grader
@@ -253,7 +263,8 @@ def _bangla_outputs(kit, assignment, tmp_path: Path) -> tuple[dict[str, str], st
     folder = tmp_path / "student"
     shutil.copytree(stubs, folder, ignore=shutil.ignore_patterns("__pycache__", "*.whl"))
     for name in (syntax, wrong):
-        shutil.copy(submission / name, folder / name)
+        if name is not None:
+            shutil.copy(submission / name, folder / name)
     report = run_check(folder, lang="bn")
     pages["check()"] = selfcheck_html(report, verbose=True)
     text = render_text(report, verbose=True)

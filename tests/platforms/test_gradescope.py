@@ -19,6 +19,7 @@ from kit_assignments import ASSIGNMENTS
 
 import autograder
 from autograder.cli.export import gradescope
+from autograder.config import load_kit
 from autograder.errors import ConfigError
 from autograder.platforms.gradescope import build_gradescope_zip, run
 
@@ -200,7 +201,8 @@ def test_run_autograder_writes_results_json_when_python_cannot_start(tmp_path, z
 
 @pytest.mark.parametrize("assignment", [a for a in ASSIGNMENTS if a != "nn_module"])
 def test_every_other_assignment_zip_grades_its_reference_100(base, tmp_path, assignment):
-    """The zip of any assignment: its references score full marks through run_autograder."""
+    """The zip of any assignment: its references score full marks (grading.toml's total) through
+    run_autograder."""
     out = tmp_path / f"{assignment}.zip"
     run = CliRunner().invoke(gradescope, ["build", "--assignment", assignment, "--out", str(out),
                                           "--kit", str(ROOT)])
@@ -210,4 +212,5 @@ def test_every_other_assignment_zip_grades_its_reference_100(base, tmp_path, ass
     data = run_autograder(stand_in(base, out, files))
     assert_gradescope_schema(data)
     assert data["extra_data"]["assignment"] == assignment
-    assert data["score"] == 100, [t["output"] for t in data["tests"] if t["status"] == "failed"]
+    total = sum(task.points for task in load_kit(ROOT).assignment(assignment).tasks)  # any total
+    assert data["score"] == total, [t["output"] for t in data["tests"] if t["status"] == "failed"]

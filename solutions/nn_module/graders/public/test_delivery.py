@@ -160,7 +160,8 @@ def judge_double(got: dict, given: dict[str, np.ndarray], what: str) -> None:
     for value in given.values():
         where = holder(got["holders"], value)
         if where is not None and where[0] == "attributes":
-            fail("delivery.double_buffer", call=what, name=where[1], dtype="float32 (a plain attribute)")
+            # a plain attribute: the message's idea says so in every language (a value is not translated)
+            fail("delivery.double_buffer", call=what, name=where[1], dtype="float32")
     for kind in ("buffers", "attributes"):
         for name, found in got["holders"][kind].items():
             dtype = found.get("dtype")

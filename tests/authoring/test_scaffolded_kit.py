@@ -1,0 +1,119 @@
+"""Issue #27: an assignment fresh from `autograder new` passes the kit's own per-assignment tests.
+
+A copy of this kit (without .venv, .git and graded outputs) gets a new 3-task assignment whose points
+total 30 (not 100) and which has no given files, built as an instructor builds it (`autograder new`,
+`autograder build`, `autograder doctor`); then the per-assignment test modules of that copy (those
+parametrized over tests/kit_assignments.py) run for the new assignment only, in a pytest of their
+own, and every one of its tests must pass, none skipped. Slow: the copy's graders run sandboxed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, sandbox_works
+
+from autograder.config import Kit
+
+NEW = "scaffolded_x"  # a name no test of the kit contains, so that `-k` selects the new one's tests
+TASKS = ["alpha", "beta", "gamma"]
+# Top-level entries that are not the kit: the environment, history and what grading wrote.
+NOT_THE_KIT = {".venv", ".git", "graded", "build", "test-artifacts", "served", ".ci"}
+CLUTTER = ("__pycache__", "*.pyc", ".hypothesis", ".ruff_cache", ".mypy_cache", ".pytest_cache",
+           "*.egg-info", "torch_autograder-*.whl")
+# The per-assignment modules the issue names (tests/ of the copy), beside any that import ASSIGNMENTS.
+KNOWN_MODULES = {
+    "test_forged_replay.py", "test_contract_matrix.py", "authoring/test_build.py",
+    "authoring/test_assignment_checks.py", "authoring/test_notebook_assignments.py",
+    "output/test_pages.py", "test_hostile_assignments.py", "test_catalogue.py", "test_messages.py",
+    "grading/test_selfcheck_assignment.py", "platforms/test_gradescope.py",
+}
+
+
+@pytest.fixture
+def copy_root(tmp_path: Path) -> Iterator[Path]:
+    """The copy's folder, outside /tmp where possible: the sandbox mounts a /tmp of its own, so an
+    engine under /tmp costs a worker restart per task (as tests/platforms/test_gradescope.py notes)."""
+    if Path("/var/tmp").is_dir() and os.access("/var/tmp", os.W_OK):
+        base = Path(tempfile.mkdtemp(prefix="scaffolded-kit-", dir="/var/tmp"))
+        yield base / "kit"
+        shutil.rmtree(base, ignore_errors=True)
+    else:
+        yield tmp_path / "kit"
+
+
+def copy_kit(dest: Path) -> Path:
+    clutter = shutil.ignore_patterns(*CLUTTER)
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        top = NOT_THE_KIT & set(names) if Path(folder) == ROOT else set()
+        return top | set(clutter(folder, names))
+
+    shutil.copytree(ROOT, dest, ignore=ignore)
+    return dest
+
+
+def kit_command(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`autograder ARGS` run by the copy's own engine (this venv's python, in the copy's folder)."""
+    return subprocess.run(
+        [sys.executable, "-c", "from autograder.cli import main; main()", *args, "--kit", str(root)],
+        cwd=root, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)},
+    )
+
+
+def per_assignment_modules(root: Path) -> list[str]:
+    """The copy's test modules parametrized over its assignments: the known ones and any other that
+    imports tests/kit_assignments.py (this module aside)."""
+    tests = root / "tests"
+    found = {p.relative_to(tests).as_posix() for p in tests.rglob("test_*.py")
+             if p.name != Path(__file__).name and IMPORT in p.read_text(encoding="utf-8").splitlines()}
+    return sorted(found | KNOWN_MODULES)
+
+
+IMPORT = "from kit_assignments import ASSIGNMENTS"
+
+
+def test_a_scaffolded_assignment_passes_the_kits_per_assignment_tests(kit: Kit, copy_root: Path) -> None:
+    if not sandbox_works(kit):
+        pytest.skip("needs the sandbox (bubblewrap): the per-assignment tests grade in it")
+    root = copy_kit(copy_root)
+    for args in (["new", NEW, "--tasks", ",".join(TASKS)], ["build", NEW], ["doctor"]):
+        done = kit_command(root, *args)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+    section = tomllib.loads((root / "grading.toml").read_text(encoding="utf-8"))["assignments"][NEW]
+    assert list(section["tasks"]) == TASKS and section["given"] == []
+    total = sum(task["points"] for task in section["tasks"].values())
+    assert total != 100, total  # the tests must hold for any total
+
+    modules = per_assignment_modules(root)
+    report = root.parent / "junit.xml"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-k", NEW, f"--junitxml={report}",
+         *(f"tests/{m}" for m in modules)],
+        cwd=root, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    tail = (done.stdout + done.stderr)[-6000:]
+    assert report.is_file(), tail
+    cases = ET.parse(report).getroot().iter("testcase")
+    ran: Counter[str] = Counter()
+    bad = []
+    for case in cases:
+        module = case.get("classname", "").split(".")[-1]
+        assert NEW in case.get("name", ""), case.get("name")  # `-k` selected only the new one's tests
+        ran[module] += 1
+        bad += [f"{module}::{case.get('name')}: {child.tag} {child.get('message', '')[:300]}"
+                for child in case if child.tag in ("failure", "error", "skipped")]
+    assert not bad, "\n".join(bad) + "\n" + tail
+    assert done.returncode == 0, tail
+    missing = sorted(m for m in modules if Path(m).stem not in ran)
+    assert not missing, f"modules that collected no test of {NEW}: {missing}\n{tail}"
