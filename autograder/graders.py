@@ -1,12 +1,12 @@
 """The graders' API (grading side): everything an assignment's checks, conftest and references use.
 
-    from autograder.graders import call, close, fail, points, require_array
+    from autograder.graders import call, close, describe, fail, points, require_array
 
     @points(5)
     def test_forward_matches_the_formula(worker, params):
         \"\"\"TinyNet's forward is fc2(relu(fc1(x)))\"\"\"
-        obs = call(worker, "tinynet_forward", x=params.x)
-        got = require_array(obs["out"], "TinyNet(...)(x)", (len(params.x), 3))
+        obs = call(worker, "tinynet_forward", "TinyNet(4, 8, 3)(x)", x=params.x)
+        got = require_array(obs["out"], "TinyNet(4, 8, 3)(x)", (len(params.x), 3))
         if not close(got, params.want):
             fail("tinynet.forward_formula", report=describe(got, params.want))
 
