@@ -15,7 +15,7 @@ import pytest
 
 from autograder.config import find_kit_root, load_kit
 from autograder.grading.challenge import Challenge, graders_secret
-from autograder.grading.course import load_graders
+from autograder.grading.course import load_graders, read_probes
 from autograder.grading.grader import worker_launch
 from autograder.sandbox.client import WorkerProcess
 from autograder.sandbox.local import InProcessSession
@@ -35,7 +35,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _graders_folder(request: pytest.FixtureRequest) -> Path:
     path = Path(str(request.node.path)).resolve()
-    while path.parent != path and not (path / "probes.py").is_file():
+    while path.parent != path and not ((path / "probes.py").is_file() or (path / "probes").is_dir()):
         path = path.parent
     return path
 
@@ -66,7 +66,7 @@ def worker(
     task = assignment.task(Path(str(request.node.path)).stem.removeprefix("test_"))
     collected = collect(Path(submission), assignment.given)
     given = {name: (assignment.solutions / name).read_bytes() for name in assignment.given}
-    probes = (folder / "probes.py").read_text(encoding="utf-8")
+    probes = read_probes(folder)
     if request.config.getoption("in_process"):
         tmp = request.getfixturevalue("tmp_path_factory").mktemp(task.id)
         for name, data in {**collected.files, **given}.items():

@@ -78,5 +78,28 @@ class References:
         return exec_source(self.folder / f"{task}.py", source, f"{self.prefix}_{task}_{digest}")
 
     def _graders_module(self, name: str) -> ModuleType:
-        """A graders file by name (say, probes.py) as a module, to build what the worker builds."""
-        return load_path(self.folder / "graders" / f"{name}.py", f"{self.prefix}_graders_{name}")
+        """A graders file by name (say, probes.py) as a module, to build what the worker builds; the
+        probes of a `probes/` folder as one module, filled in the worker's order."""
+        graders = self.folder / "graders"
+        if name != "probes" or (graders / "probes.py").is_file():
+            return load_path(graders / f"{name}.py", f"{self.prefix}_graders_{name}")
+        module = ModuleType(f"{self.prefix}_graders_probes")
+        sys.modules[module.__name__] = module
+        for path in probe_files(graders):
+            code = compile(path.read_text(encoding="utf-8"), str(path), "exec")
+            exec(code, module.__dict__)  # noqa: S102  the assignment's own probes (trusted code)
+        return module
+
+
+def probe_files(graders: Path) -> list[Path]:
+    """The probe files of a graders folder in the order they fill one namespace: `probes.py`, or the
+    files of `probes/`, shared helpers (a leading `_`) first, then one per task, by name."""
+    single, folder = graders / "probes.py", graders / "probes"
+    if single.is_file() and folder.is_dir():
+        raise ConfigError(f"{graders}: has both probes.py and probes/: keep one of them")
+    if single.is_file():
+        return [single]
+    files = sorted(folder.glob("*.py"), key=lambda p: (not p.name.startswith("_"), p.name))
+    if not files:
+        raise ConfigError(f"{graders}: no probes: write graders/probes.py or graders/probes/<task>.py")
+    return files

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from autograder.errors import ConfigError
-from autograder.references import References
+from autograder.references import References, probe_files
 
 
 @pytest.fixture
@@ -45,3 +45,21 @@ def test_a_variant_is_its_own_module(assignment):
 def test_a_missing_reference_is_a_clear_error(assignment):
     with pytest.raises(ConfigError, match="no_such.py"):
         References(assignment).module("no_such")
+
+
+def test_probes_in_a_folder_fill_one_module_helpers_first(assignment):
+    graders = assignment / "graders"
+    (graders / "probes.py").unlink()
+    (graders / "probes").mkdir()
+    (graders / "probes" / "alpha.py").write_text("def alpha(mod):\n    return _twice(2)\n")
+    (graders / "probes" / "_shared.py").write_text("def _twice(x):\n    return 2 * x\n")
+    assert [p.name for p in probe_files(graders)] == ["_shared.py", "alpha.py"]
+    assert References(assignment).graders_module("probes").alpha(None) == 4
+    (graders / "probes.py").write_text("")
+    with pytest.raises(ConfigError, match="both probes.py and probes/"):
+        probe_files(graders)
+
+
+def test_a_graders_folder_without_probes_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="no probes"):
+        probe_files(tmp_path)

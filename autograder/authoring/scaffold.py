@@ -26,7 +26,6 @@ PER_ASSIGNMENT = {
     "graders__init__.py.j2": "graders/__init__.py",
     "conftest.py.j2": "graders/conftest.py",
     "params.py.j2": "graders/params.py",
-    "probes.py.j2": "graders/probes.py",
     "package_init.py.j2": "graders/public/__init__.py",
     "ref.py.j2": "graders/hidden/_ref.py",
     "contract.toml.j2": "graders/hidden/contract.toml",
@@ -38,6 +37,7 @@ PER_ASSIGNMENT = {
 }
 PER_TASK = {
     "task.py.j2": "{task}.py",
+    "probes.py.j2": "graders/probes/{task}.py",
     "public_test.py.j2": "graders/public/test_{task}.py",
     "hidden_test.py.j2": "graders/hidden/test_{task}.py",
     "notebook_test.py.j2": "graders/notebook/test_{task}.py",

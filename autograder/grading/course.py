@@ -22,6 +22,8 @@ from autograder.config import Assignment
 from autograder.errors import ConfigError
 from autograder.grading.challenge import graders_secret, hide_seeds
 from autograder.grading.hypothesis_setup import pin_seed, use_profile
+from autograder.references import probe_files
+from autograder.sandbox.inside import probe_source
 
 ENGINE_MESSAGES = Path(__file__).resolve().parents[1] / "messages"
 VARIANT_FILE = "variant.json"  # in a student's exam bundle: the choices their checks use
@@ -147,6 +149,12 @@ def _collect(module: Any, task: str, public: bool, hidden_names: tuple[str, ...]
     return checks
 
 
+def read_probes(folder: Path) -> str:
+    """The probes of graders `folder` as the one text a worker runs (probes.py, or probes/*.py)."""
+    files = [(p.relative_to(folder).as_posix(), p.read_text(encoding="utf-8")) for p in probe_files(folder)]
+    return probe_source.join(files)
+
+
 def load_graders(assignment: Assignment, folder: Path | None = None, lang: str = "en") -> Graders:
     """Import the checks of every task from `folder` (default: the instructor's graders)."""
     use_profile()  # before the checks are imported: their decorators read the profile
@@ -173,9 +181,7 @@ def load_graders(assignment: Assignment, folder: Path | None = None, lang: str =
                     observers[task.id] = module.observe_variant
         checks[task.id] = tuple(found)
     params_mod = importlib.import_module(f"{package.__name__}.params")
-    probes = folder / "probes.py"
-    if not probes.is_file():
-        raise ConfigError(f"{probes} not found: every graders folder needs its probes")
+    probes = read_probes(folder)
     messages = load_messages([ENGINE_MESSAGES, folder / "messages"], lang)
     params = params_mod.default()
     chosen = folder / VARIANT_FILE
@@ -190,7 +196,7 @@ def load_graders(assignment: Assignment, folder: Path | None = None, lang: str =
     titles = messages.get("titles", {})  # the catalogue's title, else the check's docstring
     templates = {c.id: titles.get(c.id, c.title) for found in checks.values() for c in found}
     graders = Graders(
-        assignment, folder, checks, probes.read_text(encoding="utf-8"), params, messages,
+        assignment, folder, checks, probes, params, messages,
         templates, observers, package.__name__, graders_secret(folder),
         tuple(getattr(params_mod, "PUBLIC_SEEDS", ())),
     )

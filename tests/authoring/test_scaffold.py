@@ -45,7 +45,8 @@ def scaffolded(tmp_path_factory) -> Path:
 
 def test_the_scaffold_has_every_part(scaffolded):
     folder = scaffolded / "solutions" / "second_course"
-    for rel in ["alpha.py", "beta_two.py", "graders/probes.py", "graders/params.py", "graders/conftest.py",
+    for rel in ["alpha.py", "beta_two.py", "graders/probes/alpha.py", "graders/params.py",
+                "graders/conftest.py",
                 "graders/public/test_alpha.py", "graders/hidden/test_beta_two.py", "graders/hidden/_ref.py",
                 "graders/messages/en.toml", "graders/messages/bn.toml", "graders/notebook/test_alpha.py",
                 "graders/misconceptions.toml", "graders/correct/README.md", "graders/hidden/contract.toml",

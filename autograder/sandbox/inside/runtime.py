@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.sandbox import codec
+from autograder.sandbox.inside import probe_source
 from autograder.sandbox.inside.integrity import Snapshot, tampered_answer
 
 MESSAGE_LIMIT = 2000  # characters of a student's exception message kept for feedback
@@ -113,8 +114,9 @@ def warm_torch() -> None:
     load_lazy_torch()
 
 
-def compile_probes(source: str) -> Any:
-    return compile(source, "probes.py", "exec")
+def compile_probes(source: str) -> tuple[Any, ...]:
+    """The code of every probe file in the source (probe_source.join), in order."""
+    return tuple(compile(text, name, "exec") for name, text in probe_source.split(source))
 
 
 class TaskRuntime:
@@ -153,8 +155,8 @@ class TaskRuntime:
 
     def _load_probes(self) -> None:
         probes_ns: dict[str, Any] = {"__name__": "autograder_probes"}
-        code = self.probes_code or compile_probes(self.probes_source)
-        exec(code, probes_ns)
+        for code in self.probes_code or compile_probes(self.probes_source):
+            exec(code, probes_ns)  # the assignment's probes: one namespace for all their files
         self.probes = {
             name: fn
             for name, fn in probes_ns.items()
