@@ -1,6 +1,6 @@
 """Inside the sandbox: the probes' API — a student's values and exceptions as plain observations.
 
-An assignment's `probes.py` imports what it needs from here (and nothing else of the engine):
+An assignment's probe files import what they need from here (and nothing else of the engine):
 
     from autograder.sandbox.inside.observe import array, exception, scalar, tensor
 
