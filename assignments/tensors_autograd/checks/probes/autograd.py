@@ -30,7 +30,7 @@ def autograd_grad(mod, X, Y, w, calls=1):
     return {"results": results, "inputs_changed": not (torch.equal(Xt, Xb) and torch.equal(Yt, Yb))}
 
 
-def manual_grad(mod, X, Y, w):
+def autograd_manual_grad(mod, X, Y, w):
     Xa, Ya = np.array(X, copy=True), np.array(Y, copy=True)
     with backward_runs() as spy:
         value = mod.manual_grad(Xa, Ya, w)

@@ -13,9 +13,9 @@ from autograder.sandbox.inside.observe import (
 )
 
 
-def tinynet_count(mod, in_features, hidden, out_features):
+def counting_tinynet(mod, in_features, hidden, out_features):
     return scalar(mod.tinynet_count(in_features, hidden, out_features))
 
 
-def growth(mod, in_features, out_features, hidden_from, hidden_to):
+def counting_growth(mod, in_features, out_features, hidden_from, hidden_to):
     return scalar(mod.growth(in_features, out_features, hidden_from, hidden_to))

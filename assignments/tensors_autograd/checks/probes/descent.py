@@ -26,7 +26,7 @@ from autograder.sandbox.inside.observe import (
 # From _shared.py, run first in the same namespace: _dtype.
 
 
-def fit_line(mod, X, Y, lr=None, steps=None):
+def descent_fit_line(mod, X, Y, lr=None, steps=None):
     """fit_line(X, Y[, lr, steps]): the pair it returns, w and the losses as plain data."""
     kwargs = {} if lr is None else {"lr": lr, "steps": steps}
     with backward_runs() as spy:
@@ -40,7 +40,7 @@ def fit_line(mod, X, Y, lr=None, steps=None):
     return obs
 
 
-def sgd_step(mod, values, grads, lr, parameters):
+def descent_sgd_step(mod, values, grads, lr, parameters):
     """sgd_step(params, lr) on leaves (nn.Parameter or plain tensors) with the given grads."""
     params: list[torch.Tensor] = []
     for value, grad, is_param in zip(values, grads, parameters, strict=True):

@@ -26,7 +26,7 @@ _named_parameters = nn.Module.named_parameters
 _named_buffers = nn.Module.named_buffers
 
 
-def pick_device(mod, pattern):
+def device_pick(mod, pattern):
     """pick_device() once for each answer in `pattern` of torch.cuda.is_available() (the grader decides)."""
     real = torch.cuda.is_available
     calls = []
@@ -52,7 +52,7 @@ def _device_model(sizes) -> nn.Module:
     return nn.Sequential(nn.Linear(f, h), nn.BatchNorm1d(h), nn.ReLU(), nn.Linear(h, o))
 
 
-def to_device(mod, X, y, sizes, as_object=False):
+def device_move(mod, X, y, sizes, as_object=False):
     """to_device(model, X, y, "meta") on a model of `sizes`: where every parameter, buffer and tensor
     ended up, with their shapes."""
     model = _device_model(sizes)

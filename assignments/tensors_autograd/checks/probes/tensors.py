@@ -19,7 +19,7 @@ from autograder.sandbox.inside.observe import (
 )
 
 
-def share_numpy(mod, arr, write_numpy, write_tensor):
+def tensors_share_numpy(mod, arr, write_numpy, write_tensor):
     """share_numpy(arr); then a write into arr and a write into the tensor: does the other see it?"""
     a = np.ascontiguousarray(np.array(arr, copy=True))
     t = mod.share_numpy(a)
@@ -39,7 +39,7 @@ def share_numpy(mod, arr, write_numpy, write_tensor):
     return obs
 
 
-def to_numpy(mod, values, kind):
+def tensors_to_numpy(mod, values, kind):
     """to_numpy on a plain tensor, a leaf with requires_grad=True, or a non-leaf (2 * leaf)."""
     base = as_tensor(values)
     if kind == "plain":
@@ -58,5 +58,5 @@ def to_numpy(mod, values, kind):
     return obs
 
 
-def row_dots(mod, a, b):
+def tensors_row_dots(mod, a, b):
     return tensor(mod.row_dots(as_tensor(a), as_tensor(b)))

@@ -83,7 +83,7 @@ class _GradWatch:
         return {"grad_steps": self.steps[:200], "first_grad": self.first}
 
 
-def train(mod, sizes, state, X, y, epochs, lr):
+def training_train(mod, sizes, state, X, y, epochs, lr):
     model = _grader_net(sizes, state)
     grads = _GradWatch(model)
     try:
@@ -93,7 +93,7 @@ def train(mod, sizes, state, X, y, epochs, lr):
     return {**numbers(losses), **seen}
 
 
-def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):
+def training_accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):
     """accuracy(model, X, y) on a model put in train mode before every call."""
     model = _grader_net(sizes, state, p_drop)
     Xt, yt = as_tensor(X), as_tensor(y)
@@ -110,7 +110,7 @@ def accuracy(mod, sizes, state, X, y, p_drop=0.0, calls=1):
     return {"results": results}
 
 
-def tuned(mod):
+def training_tuned(mod):
     """The module's TUNED, as plain data (the check trains it with the reference's loop).
 
     Without TUNED, tuned_values() itself: a notebook's cells keep definitions only, so its

@@ -83,7 +83,7 @@ def check_autograd_value(worker, params, X, Y, w, calls: int = 1) -> None:
 
 def check_manual_value(worker, params, X, Y, w) -> None:
     what = f"manual_grad({describe_inputs(X, w)})"
-    obs = call(worker, "manual_grad", what, X=X, Y=Y, w=w)
+    obs = call(worker, "autograd_manual_grad", what, X=X, Y=Y, w=w)
     got = number(obs)  # whatever its type: a float is the plain_floats check's business
     if got is None:
         fail("manual.not_float", call=what, got_type=scalar_type(obs))
@@ -128,7 +128,7 @@ def test_plain_floats(worker, params, challenge):
     obs, what = autograd_once(worker, X, Y, w, calls=2, types=True)
     check_roughly([r["value"] for r in obs["results"]], X, Y, w, what)
     what = f"manual_grad({describe_inputs(X, w)})"
-    obs = call(worker, "manual_grad", what, X=X, Y=Y, w=w)
+    obs = call(worker, "autograd_manual_grad", what, X=X, Y=Y, w=w)
     bad = scalar_type(obs)
     if bad:
         fail("manual.not_float", call=what, got_type=bad)

@@ -19,7 +19,7 @@ def _whole(obs: dict, what: str, types: bool) -> int:
 
 def check_count(worker, i: int, h: int, o: int, want: int, types: bool = False) -> None:
     what = f"tinynet_count({i}, {h}, {o})"
-    obs = call(worker, "tinynet_count", what, in_features=i, hidden=h, out_features=o)
+    obs = call(worker, "counting_tinynet", what, in_features=i, hidden=h, out_features=o)
     got = _whole(obs, what, types)
     if got == want:
         return
@@ -32,7 +32,7 @@ def check_count(worker, i: int, h: int, o: int, want: int, types: bool = False) 
 
 def check_growth(worker, i: int, o: int, h0: int, h1: int, want: int, types: bool = False) -> None:
     what = f"growth({i}, {o}, {h0}, {h1})"
-    obs = call(worker, "growth", what, in_features=i, out_features=o, hidden_from=h0, hidden_to=h1)
+    obs = call(worker, "counting_growth", what, in_features=i, out_features=o, hidden_from=h0, hidden_to=h1)
     got = _whole(obs, what, types)
     if got == want:
         return

@@ -26,7 +26,7 @@ def fit(worker, X: np.ndarray, Y: np.ndarray, lr: float | None = None, steps: in
     check's business (line_defaults, lr_and_steps_honoured); the others judge the values."""
     args = "X, Y" if lr is None else f"X, Y, lr={lr:.6g}, steps={steps}"
     what = f"fit_line({args}), X.dtype == Y.dtype == {X.dtype.name}"
-    obs = call(worker, "fit_line", what, FIT_HINTS, X=X, Y=Y, lr=lr, steps=steps)
+    obs = call(worker, "descent_fit_line", what, FIT_HINTS, X=X, Y=Y, lr=lr, steps=steps)
     if obs["len"] != 2:
         fail("descent.pair", call=what, got_type=obs["type"], got_len=obs["len"])
     bad = scalar_type(obs["w"])
@@ -50,7 +50,7 @@ def sgd(worker, values: list[np.ndarray], grads: list[np.ndarray | None], lr: fl
     kinds = ", ".join(("nn.Parameter" if p else "leaf tensor") + ("" if g is not None else " (grad None)")
                       for p, g in zip(parameters, grads, strict=True))
     what = f"sgd_step([{kinds}], lr={lr:.6g})"
-    obs = call(worker, "sgd_step", what, SGD_HINTS, values=values, grads=grads, lr=lr, parameters=parameters)
+    obs = call(worker, "descent_sgd_step", what, SGD_HINTS, values=values, grads=grads, lr=lr, parameters=parameters)
     return obs, what
 
 

@@ -20,7 +20,7 @@ def check_pick(worker, available: bool, answers: list[bool]) -> None:
     """pick_device() under every answer of `answers`; judged where is_available() said `available`."""
     want = "cuda" if available else "cpu"
     what = f"pick_device() x{len(answers)}"
-    obs = call(worker, "pick_device", what, pattern=answers)
+    obs = call(worker, "device_pick", what, pattern=answers)
     if len(obs["calls"]) != len(answers):
         fail("device.pick", call=what, got=f"len(...) == {len(obs['calls'])}",
              want=f"len(...) == {len(answers)}")
@@ -56,7 +56,7 @@ def to_device(worker, sizes: list[int], X: np.ndarray, y: np.ndarray, as_object:
     """to_device's triple: the model the one given (its hidden sizes), X and y tensors."""
     device = 'torch.device("meta")' if as_object else '"meta"'
     what = f"to_device(model, X, y, {device})"
-    obs = call_once(worker, "to_device", what, {"meta": "device.meta_error"}, X=X, y=y, sizes=sizes,
+    obs = call_once(worker, "device_move", what, {"meta": "device.meta_error"}, X=X, y=y, sizes=sizes,
                     as_object=as_object)
     if obs["len"] != 3:
         fail("device.triple", call=what, got_type=obs["type"], got_len=obs["len"])

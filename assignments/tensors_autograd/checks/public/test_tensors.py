@@ -20,7 +20,7 @@ def check_shared(worker, arr: np.ndarray, gen: np.random.Generator) -> None:
     written into each side are drawn from `gen` (hidden): seeing them on the other side needs one memory."""
     what = f"share_numpy(np.ndarray(dtype={arr.dtype.name}, shape={fmt_shape(arr.shape)}))"
     write_numpy, write_tensor = _writes(gen, arr), _writes(gen, arr)
-    obs = call(worker, "share_numpy", what, arr=arr, write_numpy=write_numpy, write_tensor=write_tensor)
+    obs = call(worker, "tensors_share_numpy", what, arr=arr, write_numpy=write_numpy, write_tensor=write_tensor)
     require_array(obs, what, arr.shape)
     if obs["dtype"] != arr.dtype.name:
         fail("tensors.share_dtype", call=what, got_dtype=obs["dtype"], want_dtype=arr.dtype.name)
@@ -35,7 +35,7 @@ def check_shared(worker, arr: np.ndarray, gen: np.random.Generator) -> None:
 def check_to_numpy(worker, values: np.ndarray, kind: str) -> None:
     labels = {"plain": "t", "leaf": "t.requires_grad_()", "nonleaf": "2 * t.requires_grad_()"}
     what = f"to_numpy({labels[kind]}), t.dtype == {values.dtype.name}, t.shape == {fmt_shape(values.shape)}"
-    obs = call(worker, "to_numpy", what, {"requires grad": "tensors.numpy_needs_detach"},
+    obs = call(worker, "tensors_to_numpy", what, {"requires grad": "tensors.numpy_needs_detach"},
                values=values, kind=kind)
     want = values * 2 if kind == "nonleaf" else values
     got = require_array(obs, what, values.shape, types=("ndarray",), dtype=values.dtype.name)
@@ -48,7 +48,7 @@ def check_to_numpy(worker, values: np.ndarray, kind: str) -> None:
 def check_row_dots(worker, a: np.ndarray, b: np.ndarray, tol: float) -> None:
     n, d = a.shape
     what = f"row_dots(a, b), a.shape == b.shape == ({n}, {d})"
-    obs = call(worker, "row_dots", what, a=a, b=b)
+    obs = call(worker, "tensors_row_dots", what, a=a, b=b)
     if type(obs) is dict and obs.get("type") == "Tensor" and tuple(obs.get("shape", ())) != (n,):
         shape = tuple(obs["shape"])
         key = "tensors.row_dots_matrix" if shape == (n, n) else "tensors.row_dots_shape"

@@ -26,7 +26,7 @@ def run_train(worker, params, epochs: int, lr: float, seed: int, types: bool = F
     X, y = toy_data(T.toy_n, T.toy_seed)
     what = f"train(model, X, y, {epochs}, {lr})"
     state = linear_state(seed, T.sizes)
-    obs = call(worker, "train", what, GRAPH_HINTS, sizes=list(T.sizes), state=state,
+    obs = call(worker, "training_train", what, GRAPH_HINTS, sizes=list(T.sizes), state=state,
                X=X, y=y, epochs=epochs, lr=lr)
     if obs["len"] is None:
         fail("training.losses_type", call=what, got_type=obs["type"])
@@ -57,7 +57,7 @@ def run_accuracy(worker, params, seed: int, p_drop: float = 0.0, calls: int = 1,
     X, y = toy_data(T.toy_n, T.toy_seed)
     what = "accuracy(model, X, y)" + (f", Dropout({p_drop:g}), model.training == True" if p_drop else "")
     state = varied_state(seed, T.sizes, X)
-    obs = call(worker, "accuracy", what, sizes=list(T.sizes), state=state, X=X, y=y,
+    obs = call(worker, "training_accuracy", what, sizes=list(T.sizes), state=state, X=X, y=y,
                p_drop=p_drop, calls=calls)
     for r in obs["results"]:
         bad = scalar_type(r)
@@ -106,7 +106,7 @@ def tuned_items(worker, params, max_epochs: int | None = None) -> tuple[int, int
     T = params.training
     form = max_epochs is None
     max_epochs = max_epochs or T.tuned_max_epochs
-    obs = call(worker, "tuned", "TUNED")
+    obs = call(worker, "training_tuned", "TUNED")
     if obs["items"] is None:
         fail("training.tuned_type", got_type=obs["type"])
     items = obs["items"]
@@ -173,7 +173,7 @@ def test_zero_grad(worker, params):
     epochs = T.short_epochs
     what = f"train(model, X, y, {epochs}, 0.05)"
     state = linear_state(T.init_seed, T.sizes)
-    obs = call(worker, "train", what, GRAPH_HINTS, sizes=list(T.sizes), state=state, X=X, y=y,
+    obs = call(worker, "training_train", what, GRAPH_HINTS, sizes=list(T.sizes), state=state, X=X, y=y,
                epochs=epochs, lr=0.05)
     for step_no, seen in enumerate(obs["grad_steps"], start=1):
         if seen == "stale":
