@@ -50,7 +50,8 @@ def sgd(worker, values: list[np.ndarray], grads: list[np.ndarray | None], lr: fl
     kinds = ", ".join(("nn.Parameter" if p else "leaf tensor") + ("" if g is not None else " (grad None)")
                       for p, g in zip(parameters, grads, strict=True))
     what = f"sgd_step([{kinds}], lr={lr:.6g})"
-    obs = call(worker, "descent_sgd_step", what, SGD_HINTS, values=values, grads=grads, lr=lr, parameters=parameters)
+    obs = call(worker, "descent_sgd_step", what, SGD_HINTS,
+               values=values, grads=grads, lr=lr, parameters=parameters)
     return obs, what
 
 

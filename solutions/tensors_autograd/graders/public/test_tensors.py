@@ -20,7 +20,8 @@ def check_shared(worker, arr: np.ndarray, gen: np.random.Generator) -> None:
     written into each side are drawn from `gen` (hidden): seeing them on the other side needs one memory."""
     what = f"share_numpy(np.ndarray(dtype={arr.dtype.name}, shape={fmt_shape(arr.shape)}))"
     write_numpy, write_tensor = _writes(gen, arr), _writes(gen, arr)
-    obs = call(worker, "tensors_share_numpy", what, arr=arr, write_numpy=write_numpy, write_tensor=write_tensor)
+    obs = call(worker, "tensors_share_numpy", what,
+               arr=arr, write_numpy=write_numpy, write_tensor=write_tensor)
     require_array(obs, what, arr.shape)
     if obs["dtype"] != arr.dtype.name:
         fail("tensors.share_dtype", call=what, got_dtype=obs["dtype"], want_dtype=arr.dtype.name)
