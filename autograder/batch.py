@@ -33,13 +33,13 @@ from autograder.ledger import signing
 from autograder.ledger.book import Gradebook
 from autograder.ledger.claims import Claims
 from autograder.ledger.release import extensions_of
-from autograder.output import reports
-from autograder.output.similarity_files import similarity_for_batch
+from autograder.output import reports, sealed
+from autograder.output.similarity_files import PAGES, similarity_for_batch
 from autograder.sandbox import launch
 from autograder.submissions.collect import collect
 from autograder.submissions.files import Collected
 from autograder.submissions.roll import Skipped, take_roll
-from autograder.submissions.students import folder_name
+from autograder.submissions.students import folder_name, shown_name
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class BatchSummary:
     def describe(self) -> str:
         parts = [f"{len(self.new)} new", f"{len(self.changed)} changed"]
         if self.stale:
-            shown = ", ".join(self.stale[:10]) + (", ..." if len(self.stale) > 10 else "")
+            shown = ", ".join(map(shown_name, self.stale[:10])) + (", ..." if len(self.stale) > 10 else "")
             parts.append(f"{len(self.stale)} stale because the graders changed ({shown})")
         else:
             parts.append("0 stale")
@@ -69,7 +69,8 @@ class BatchSummary:
             parts.append(f"{len(self.unsigned)} recorded before the signed ledger")
         text = f"graded {self.graded} submissions ({'; '.join(parts)}), {self.skipped} unchanged kept"
         if self.busy:
-            text += f"; {len(self.busy)} left to another run grading them now ({', '.join(self.busy[:10])})"
+            busy = ", ".join(map(shown_name, self.busy[:10]))
+            text += f"; {len(self.busy)} left to another run grading them now ({busy})"
         if self.left_out:
             text += f"; {len(self.left_out)} entries not graded (listed)"
         return text
@@ -168,6 +169,7 @@ def grade_batch(
     pool: GradingPool | None = None,
     executor: GradeExecutor | None = None,
     on_notice: Callable[[str], None] | None = None,
+    also_write: Callable[[SubmissionResult], Sequence[Path]] | None = None,
 ) -> BatchSummary:
     """Grade the submissions in a folder whose grade is missing or out of date (all: `regrade`).
 
@@ -178,6 +180,8 @@ def grade_batch(
     which stays the caller's (else one is started for this batch, only if there is work).
     `executor`: grade elsewhere (a cluster) instead; only this process writes the ledger;
     `on_notice` hears what it says on the way (a node refused), which the summary keeps too.
+    `also_write`: writes more of a student's files into OUT (JUnit), returning them; every file
+    the batch writes into OUT goes into OUT's signed list of files (output/sealed.py).
     """
     started = time.monotonic()
     if pool is not None:
@@ -205,11 +209,21 @@ def grade_batch(
     try:
         roll = take_roll(submissions).beside(book.folders(target.id))
         left_out = tuple((s.name, s.reason) for s in roll.skipped)
+        key = book.signing_key(kit.root)  # the key this ledger is signed with, or a refusal: before grading
 
         def write_class() -> None:
-            reports.write_class(out, book, target, time.monotonic() - started, messages, language, left_out)
+            written = reports.write_class(out, book, target, time.monotonic() - started, messages, language,
+                                          left_out)
+            sealed.record(out, written, key)
 
-        key = book.signing_key(kit.root)  # the key this ledger is signed with, or a refusal: before grading
+        def write_files(result: SubmissionResult) -> None:
+            written = reports.write_student(out, result, target, messages, language)
+            extra = also_write(result) if also_write is not None else ()
+            sealed.record(out, [written / name for name in reports.STUDENT_FILES] + list(extra), key)
+
+        if not sealed.exists(out):  # an OUT from before the signed list: its students' files written again
+            for result in book.standing(target.id):
+                write_files(result)
         entries = read_submissions(kit, target, roll.entries, plan or PlainPlan(), language)
         known = book.keys(target.id)
         why = {e.student: _why(known.get(e.student), e.key, regrade) for e in entries}
@@ -219,7 +233,7 @@ def grade_batch(
             todo = [e for e in due if e.student in set(ours)]
 
             def write(result: SubmissionResult) -> None:
-                reports.write_student(out, result, target, messages, language)
+                write_files(result)
                 if on_result is not None:
                     on_result(result)
 
@@ -237,7 +251,8 @@ def grade_batch(
                         exc.add_note(f"grades.csv and report.html could not be written again: {failed}")
                 raise
         # Issue #30: similar files and another variant's numbers, for review (never a grade change).
-        similarity_for_batch(target, entries, out, plan, messages, language)
+        similarity_for_batch(target, entries, out, plan, messages, language,
+                             on_written=lambda made: sealed.record(out, made, key, replace_under=PAGES))
         write_class()
     finally:
         book.close()

@@ -93,3 +93,11 @@ def make_result(assignment: Assignment, student: str, lost: dict[str, float] | N
     key = (hashlib.sha256(f"{student}{sorted(lost.items())}".encode()).hexdigest(),
            hashlib.sha256(b"hand-built").hexdigest())
     return stamped(result, key, load_key())
+
+
+def seal(out: Path) -> Path:
+    """OUT's signed list of files as `grade` would have written it, for an OUT a test wrote by hand."""
+    from autograder.output import sealed
+
+    sealed.record(out, [out / name for name in sealed.files_on_disk(out)], load_key())
+    return out

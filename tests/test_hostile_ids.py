@@ -8,6 +8,12 @@ khan` and `rahim_khan`, `রহিম` and `রহীম` each get a folder, res
 a 255-byte name is graded, its JUnit file written and recorded once over reruns; `..zip` and a
 stray file are named as skipped; grades.csv shows each student's folder and file; the OUT
 verifies; the Moodle export takes the whole class.
+
+Issue #37: students named like OUT's own files (`gradebook.sqlite`, `grades.csv`, `report.html`,
+`similarity`, `similarity.csv`, `junit`) grade into folders of their own and the class files stay
+whole; every file deleted, edited or added by hand in OUT fails `verify` by name (and the export);
+a name with a bidi override is shown as its code in grades.csv and the pages;
+similarity_pairs.csv ranks the pairs of students.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from autograder.submissions.students import folder_name, student_id
 NFC = unicodedata.normalize("NFC", "মোহাম্মদ")
 NFD = unicodedata.normalize("NFD", "মোহাম্মদ")
 LONG = "ক" * 83  # 249 bytes; with `.zip`, 253 of a file name's 255
+RESERVED = ("gradebook.sqlite", "grades.csv", "report.html", "similarity", "similarity.csv", "junit")
+BIDI = "eve\u202eexe.txt"  # shows as `evetxt.exe` where the override works
 SKIP = shutil.ignore_patterns("graders", "checks", "__pycache__", "*.md")
 
 
@@ -62,6 +70,9 @@ def graded(kit, tmp_path_factory) -> tuple[Path, Path, str]:
     _zipped(SOLUTIONS, klass / f"{LONG}.zip")
     _zipped(SOLUTIONS, klass / "..zip")
     (klass / "notes.txt").write_text("the TA's notes")
+    for name in RESERVED:
+        _zipped(STUBS, klass / f"{name}.zip")
+    _zipped(STUBS, klass / f"{BIDI}.zip")
     out = root / "out"
     flags = [] if sandbox_works(kit) else ["--no-sandbox"]
     run = CliRunner().invoke(main, ["grade", str(klass), "--out", str(out), "--junit", "--jobs", "1",
@@ -77,14 +88,14 @@ def _results(out: Path, student: str) -> dict:
 
 def test_two_submissions_of_one_id_are_refused_together_and_named(graded):
     _, out, output = graded
-    assert "graded 5 submissions (5 new;" in output and "8 entries not graded" in output
+    assert "graded 12 submissions (12 new;" in output and "8 entries not graded" in output
     for name in ("dup.zip", "dup", "Rahim.zip", "rahim.zip", NFC, f"{NFD}.zip"):
         assert any(line.startswith(f"not graded: {name}: ") and "none was graded" in line
                    for line in output.splitlines()), (name, output)
     assert "`dup` and `dup.zip` are all submissions of student `dup`" in output
     with sqlite3.connect(out / "gradebook.sqlite") as db:
         students = {s for (s,) in db.execute("SELECT student FROM gradings")}
-    assert students == {"rahim khan", "rahim_khan", "রহিম", "রহীম", student_id(LONG)}
+    assert students == {"rahim khan", "rahim_khan", "রহিম", "রহীম", student_id(LONG), *RESERVED, BIDI}
     for refused in ("dup", "rahim", NFC):
         assert not (out / folder_name(refused)).exists()
     report = (out / "report.html").read_text(encoding="utf-8")
@@ -124,4 +135,70 @@ def test_the_out_verifies_and_the_moodle_export_takes_the_whole_class(graded, tm
     assert verified.exit_code == 0 and "0 do not verify" in verified.output, verified.output
     moodle = CliRunner().invoke(main, ["export", "moodle", "--gradebook", str(out), "--id-column", "username",
                                        "--out", str(tmp_path / "m.csv"), "--kit", str(ROOT)])
-    assert moodle.exit_code == 0 and "wrote 5 student rows" in moodle.output, moodle.output
+    assert moodle.exit_code == 0 and "wrote 12 student rows" in moodle.output, moodle.output
+
+
+def test_students_named_like_outs_files_get_folders_of_their_own(graded):
+    _, out, _ = graded
+    for name in RESERVED:
+        assert folder_name(name) != name and _results(out, name)["extra_data"]["student"] == name
+        assert (out / "junit" / f"{folder_name(name)}.xml").is_file()
+    assert (out / "gradebook.sqlite").is_file() and (out / "grades.csv").is_file()
+    assert (out / "report.html").is_file() and (out / "similarity.csv").is_file()
+    assert {p.suffix for p in (out / "junit").iterdir()} == {".xml"}
+    assert not (out / "similarity" / "feedback.html").exists()
+    rows = list(csv.DictReader((out / "grades.csv").open(encoding="utf-8")))
+    assert len(rows) == 12 and {r["folder"] for r in rows} >= {folder_name(n) for n in RESERVED}
+
+
+def test_a_bidi_override_is_shown_as_its_code_wherever_the_name_is_written(graded):
+    _, out, _ = graded
+    shown = "eve<U+202E>exe.txt"
+    grades = (out / "grades.csv").read_text(encoding="utf-8")
+    assert shown in grades and "\u202e" not in grades
+    for page in ("report.html", f"{folder_name(BIDI)}/feedback.html"):
+        text = (out / page).read_text(encoding="utf-8")
+        assert "\u202e" not in text and "eve&lt;U+202E&gt;exe.txt" in text, page
+    assert "\u202e" not in (out / "junit" / f"{folder_name(BIDI)}.xml").read_text(encoding="utf-8")
+
+
+def test_similarity_pairs_rank_the_pairs_of_students(graded):
+    _, out, _ = graded
+    rows = list(csv.DictReader((out / "similarity_pairs.csv").open(encoding="utf-8")))
+    assert rows and list(rows[0]) == ["student_a", "student_b", "score", "evidence", "files"]
+    scores = [float(r["score"]) for r in rows]
+    assert scores == sorted(scores, reverse=True)
+    pairs = {frozenset((r["student_a"], r["student_b"])) for r in rows}
+    assert len(pairs) == len(rows)  # one row per pair
+    assert frozenset(("rahim khan", "রহিম")) in pairs  # two copies of one solution
+
+
+def _tamper_cases() -> dict[str, tuple[str, object]]:
+    return {
+        "results.json deleted": ("rahim_khan/results.json", None),
+        "grades.csv deleted": ("grades.csv", None),
+        "feedback.md edited": ("rahim_khan/feedback.md", "Score: 100 / 100\n"),
+        "feedback.html edited": (f"{folder_name('রহীম')}/feedback.html", "<p>full marks</p>"),
+        "a JUnit file edited": ("junit/rahim_khan.xml", "<testsuites/>"),
+        "a file added": ("rahim_khan/extra.txt", "added by hand"),
+        "report.html edited": ("report.html", "<html></html>"),
+        "similarity_pairs.csv deleted": ("similarity_pairs.csv", None),
+    }
+
+
+@pytest.mark.parametrize("case", list(_tamper_cases()))
+def test_a_file_deleted_edited_or_added_by_hand_fails_verify_by_name(graded, tmp_path, case):
+    _, pristine, _ = graded
+    out = shutil.copytree(pristine, tmp_path / "out")
+    name, text = _tamper_cases()[case]
+    if text is None:
+        (out / name).unlink()
+    else:
+        (out / name).write_text(str(text), encoding="utf-8")
+    verified = CliRunner().invoke(main, ["verify", str(out)])
+    assert verified.exit_code == 1, verified.output
+    assert any(line.startswith(f"{name}: ") for line in verified.output.splitlines()), verified.output
+    if case == "a JUnit file edited":  # the exports refuse such an OUT
+        moodle = CliRunner().invoke(main, ["export", "moodle", "--gradebook", str(out), "--id-column",
+                                           "username", "--out", str(tmp_path / "m.csv"), "--kit", str(ROOT)])
+        assert moodle.exit_code != 0 and name in moodle.output and not (tmp_path / "m.csv").exists()

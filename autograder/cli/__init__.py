@@ -75,6 +75,7 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
 
     from autograder.batch import grade_batch, list_submissions
     from autograder.grading.options import GradeOptions
+    from autograder.submissions.students import shown_name
 
     kit = find_kit(kit_dir)
     target = kit.assignment(assignment)
@@ -86,14 +87,15 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
     with progress:
         bar = progress.add_task("grade", total=total)
 
-        def show(result: Any) -> None:
-            if junit:
-                from autograder.platforms.junit import junit_filename, write_junit
+        def write_junit(result: Any) -> list[Path]:
+            from autograder.platforms.junit import junit_filename, write_junit
 
-                (out / "junit").mkdir(parents=True, exist_ok=True)
-                write_junit(result, out / "junit" / junit_filename(result.student))
+            (out / "junit").mkdir(parents=True, exist_ok=True)
+            return [write_junit(result, out / "junit" / junit_filename(result.student))]
+
+        def show(result: Any) -> None:
             if quiet:
-                click.echo(f"{result.student}\t{result.score:g}/{result.max_score:g}")
+                click.echo(f"{shown_name(result.student)}\t{result.score:g}/{result.max_score:g}")
             progress.advance(bar)
 
         options = GradeOptions(sandbox=not no_sandbox, lang=lang)
@@ -107,7 +109,7 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
 
         summary = grade_batch(kit, submissions, out, assignment=target.id, options=options, jobs=jobs,
                               gradebook=gradebook, regrade=regrade, on_result=show, executor=executor,
-                              on_notice=note)
+                              on_notice=note, also_write=write_junit if junit else None)
     for line in summary.left_out_lines():
         click.echo(line)
     click.echo(f"{summary.describe()} in {summary.seconds:.1f} s -> {out}/grades.csv")
@@ -213,7 +215,8 @@ def verify(out: Path) -> None:
     if report.entries:
         click.echo(f"signed log: {report.entries} entries, head {report.head[0]} ({report.head[1][:16]}), "
                    f"key id {report.key_id}")
-    click.echo(f"{report.checked} grades checked, {len(report.problems)} do not verify")
+    click.echo(f"{report.checked} grades and {report.files} files of OUT checked, {len(report.problems)} do "
+               "not verify")
     sys.exit(0 if report.ok else 1)
 
 

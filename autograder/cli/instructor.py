@@ -86,9 +86,11 @@ def adjust(out: Path, student: str, task: str, check_id: str, points: float, rea
             rewrite(out, book, target, [shown.student], language)
             junit = out / "junit"
             if junit.is_dir():
+                from autograder.output import sealed
                 from autograder.platforms.junit import junit_filename, write_junit
 
-                write_junit(shown, junit / junit_filename(shown.student))
+                written = write_junit(shown, junit / junit_filename(shown.student))
+                sealed.record(out, [written], book.signing_key())
     finally:
         book.close()
     item = made.adjustment

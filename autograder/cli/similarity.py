@@ -88,6 +88,7 @@ def similarity(
     from autograder.integrity.corpus import read_submissions
     from autograder.output.similarity_files import CSV_NAME, NO_SECRET, run_similarity
     from autograder.output.similarity_pages import engine_ui
+    from autograder.submissions.students import shown_name
 
     kit = find_kit(kit_dir)
     target = kit.assignment(assignment)
@@ -128,9 +129,11 @@ def similarity(
     )
     click.echo(f"{len(found.flagged)} pairs of students reach {threshold:g} (for review, not a verdict)")
     for pair in found.flagged[:10]:
-        click.echo(f"  {pair.score:.2f}  {pair.student_a} ~ {pair.student_b}  ({', '.join(pair.tasks)})")
+        click.echo(f"  {pair.score:.2f}  {shown_name(pair.student_a)} ~ {shown_name(pair.student_b)}  "
+                   f"({', '.join(pair.tasks)})")
     if found.constants:
         click.echo(f"{len(found.constants)} exam files hold another variant's numbers and not their own:")
         for c in found.constants[:10]:
             owners = ", ".join(c.owners[:5]) or "nobody in this class"
-            click.echo(f"  {c.student} {c.task}: {c.found} (own: {c.own}); that variant is {owners}'s")
+            click.echo(f"  {shown_name(c.student)} {c.task}: {c.found} (own: {c.own}); that variant is "
+                       f"{shown_name(owners)}'s")

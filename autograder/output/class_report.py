@@ -16,7 +16,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from autograder import __version__
+from autograder import __version__, atomic
 from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult
 from autograder.output.charts import bar_chart
@@ -26,6 +26,7 @@ from autograder.output.pages import (
     assignment_title,
     font_css,
     font_family,
+    inert,
     inline_code,
     reason_text,
 )
@@ -38,7 +39,8 @@ TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 @lru_cache(maxsize=1)
 def templates() -> Environment:
     """The kit's page templates, compiled once per process (compiling one costs ~50 ms)."""
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]),
+                      finalize=inert)
     env.filters["code"] = inline_code
     env.filters["why"] = reason_text
     return env
@@ -386,6 +388,4 @@ def write_report(out: Path, summary: ClassSummary) -> Path:
     """OUT/report.html, with the findings of the last similarity run on OUT when it has them."""
     if summary.similarity is None:
         summary = dataclasses.replace(summary, similarity=load_similarity(out))
-    path = out / "report.html"
-    path.write_text(render_html(summary), encoding="utf-8")
-    return path
+    return atomic.write_text(out / "report.html", render_html(summary))

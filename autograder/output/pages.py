@@ -12,6 +12,19 @@ from markupsafe import Markup
 from autograder import fonts
 from autograder.grading.code_words import mark_code
 from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
+from autograder.submissions.students import BIDI_CONTROLS, inert_bidi
+
+
+def inert(value: object) -> object:
+    """A page's value with its bidi controls shown as their codes (every template's `finalize`): a
+    name holding U+202E can never reorder what a page shows after it."""
+    if not isinstance(value, str) or not any(c in BIDI_CONTROLS for c in value):
+        return value
+    if isinstance(value, Markup):  # already HTML: the code is written escaped
+        codes = "".join(f"&lt;U+{ord(c):04X}&gt;" if c in BIDI_CONTROLS else c for c in value)
+        return Markup(codes)  # noqa: S704  HTML already (escaped), with codes in place of controls
+    return inert_bidi(value)
+
 
 # Only code spans: feedback quotes student output, where `*args` or `<b>` must stay as written.
 _CODE_ONLY = MarkdownIt("zero").enable("backticks")

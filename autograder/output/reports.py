@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import json
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from autograder import __version__
+from autograder import __version__, atomic
 from autograder.config import Assignment
 from autograder.grading.results import SubmissionResult
 from autograder.ledger import adjustments
@@ -20,6 +21,8 @@ from autograder.output.spreadsheet import safe_cell
 from autograder.submissions.students import folder_name
 
 VISIBLE, HIDDEN = "visible", "after_published"
+STUDENT_FILES = ("results.json", "feedback.md", "feedback.html")  # in each student's folder of OUT
+CLASS_FILES = ("grades.csv", "report.html")
 Messages = dict[str, dict[str, str]]
 ENGLISH_UI = {
     "observed": "Observed", "expected": "Expected", "idea": "Idea", "failing_input": "Failing input",
@@ -156,10 +159,9 @@ def write_student(
     folder = out / folder_name(result.student)  # one to one, and short, whatever the id
     folder.mkdir(parents=True, exist_ok=True)
     data = json.dumps(gradescope_results(result), indent=2, ensure_ascii=False)
-    (folder / "results.json").write_text(data + "\n", encoding="utf-8")
-    (folder / "feedback.md").write_text(feedback_markdown(result, assignment), encoding="utf-8")
-    html = feedback_html(result, assignment, messages or {}, lang)
-    (folder / "feedback.html").write_text(html, encoding="utf-8")
+    atomic.write_text(folder / "results.json", data + "\n")  # each file whole or not at all (a full disk)
+    atomic.write_text(folder / "feedback.md", feedback_markdown(result, assignment))
+    atomic.write_text(folder / "feedback.html", feedback_html(result, assignment, messages or {}, lang))
     return folder
 
 
@@ -201,15 +203,14 @@ def grades_rows(results: list[SubmissionResult], assignment: Assignment) -> list
 def write_class(
     out: Path, book: Gradebook, assignment: Assignment, seconds: float, messages: Messages | None = None,
     lang: str = "en", skipped: Sequence[tuple[str, str]] = (),
-) -> None:
+) -> list[Path]:
     """grades.csv and report.html for every student the gradebook holds (this run and earlier ones),
     each grade with the instructor's adjustments in force; `skipped`: (entry, why) of what this
-    run's submissions folder held and did not grade."""
+    run's submissions folder held and did not grade. Returns the two files."""
     results = book.standing(assignment.id)
     rows = grades_rows(results, assignment)
-    partial = out / "grades.csv.partial"  # a reader never sees half a file, nor an abort's leftovers
-    with partial.open("w", newline="", encoding="utf-8") as handle:
-        csv.writer(handle).writerows(rows)
-    partial.replace(out / "grades.csv")
+    text = io.StringIO(newline="")
+    csv.writer(text).writerows(rows)
+    grades = atomic.write_text(out / "grades.csv", text.getvalue())  # a reader never sees half a file
     summary = class_report.summarize(results, assignment, messages or {}, seconds, lang, skipped)
-    class_report.write_report(out, summary)
+    return [grades, class_report.write_report(out, summary)]

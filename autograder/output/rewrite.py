@@ -16,7 +16,7 @@ from autograder.config import LANGUAGES, Assignment
 from autograder.grading.course import ENGINE_MESSAGES, load_messages
 from autograder.grading.results import SubmissionResult
 from autograder.ledger.book import Gradebook
-from autograder.output import reports
+from autograder.output import reports, sealed
 
 _LANG = re.compile(r'<html lang="([a-z]+)"')
 _SECONDS = re.compile(r'id="seconds">([0-9.]+) s<')
@@ -42,11 +42,15 @@ def _batch_seconds(out: Path) -> float:
 
 def rewrite(out: Path, book: Gradebook, target: Assignment, students: Iterable[str],
             lang: str) -> list[SubmissionResult]:
-    """Write `students`' files and the class files again from the ledger; the students' standing grades."""
+    """Write `students`' files and the class files again from the ledger (and into OUT's signed list
+    of files); the students' standing grades."""
     messages = load_messages([ENGINE_MESSAGES, target.graders / "messages"], lang)
     wanted = set(students)
     standing = [r for r in book.standing(target.id) if r.student in wanted]
+    written: list[Path] = []
     for result in standing:
-        reports.write_student(out, result, target, messages, lang)
-    reports.write_class(out, book, target, _batch_seconds(out), messages, lang)
+        folder = reports.write_student(out, result, target, messages, lang)
+        written += [folder / name for name in reports.STUDENT_FILES]
+    written += reports.write_class(out, book, target, _batch_seconds(out), messages, lang)
+    sealed.record(out, written, book.signing_key())
     return standing

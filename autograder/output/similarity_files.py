@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder import __version__
+from autograder import __version__, atomic
 from autograder.config import Assignment
 from autograder.exam.variants import Variant, VariantSpace
 from autograder.integrity import corpus
@@ -34,6 +35,8 @@ from autograder.submissions.files import Collected
 from autograder.submissions.students import safe_name
 
 CSV_NAME = "similarity.csv"
+PAIRS_NAME = "similarity_pairs.csv"  # one row per pair of students over all their files, highest first
+PAIRS_HEADER = ("student_a", "student_b", "score", "evidence", "files")
 FINDINGS = "similarity/findings.json"
 PAGES = "similarity"
 CSV_HEADER = ("student_a", "student_b", "task", "score", "matched_lines_a", "matched_lines_b")
@@ -145,10 +148,12 @@ def run_similarity(
     notes: Sequence[str] = (),
     messages: Mapping[str, Mapping[str, str]] | None = None,
     lang: str = "en",
+    on_written: Callable[[list[Path]], None] | None = None,
 ) -> SimilarityFindings:
     """Compare the class (student -> collected files) with itself, `archives` and `public`; write
-    OUT/similarity.csv, OUT/similarity/*.html and the findings. A run whose inputs are those of the
-    findings already in OUT writes nothing again."""
+    OUT/similarity.csv, OUT/similarity_pairs.csv, OUT/similarity/*.html and the findings. A run whose
+    inputs are those of the findings already in OUT writes nothing again. `on_written` hears every
+    file the run wrote (OUT's signed list: output/sealed.py)."""
     documents = corpus.class_documents(assignment, submissions)
     for path in archives:
         documents += corpus.read_other(path, assignment, ARCHIVE)
@@ -158,7 +163,8 @@ def run_similarity(
     exam_check = variant_of is not None and bool(VariantSpace.of(assignment).knobs)
     digest = digest_of(documents, boiler, f"{method}|{floor}|{threshold}|{exam_check}|{lang}")
     earlier = load_similarity(out)
-    if earlier is not None and earlier.digest == digest and (out / CSV_NAME).is_file():
+    if earlier is not None and earlier.digest == digest and (out / CSV_NAME).is_file() \
+            and (out / PAIRS_NAME).is_file():
         return earlier
     found = compare(documents, boiler, method=method, floor=floor, jobs=jobs)
     constants: list[ConstantsFinding] = []
@@ -186,7 +192,10 @@ def run_similarity(
         messages or {},
         lang,
     )
-    corpus.keep_sources(out, documents)
+    kept = corpus.keep_sources(out, documents)
+    if on_written is not None:
+        pages = [out / r.page for r in findings.pairs if r.page]
+        on_written([out / CSV_NAME, out / PAIRS_NAME, out / FINDINGS, kept, *pages])
     return findings
 
 
@@ -226,20 +235,21 @@ def write_similarity(
                 page,
             )
         )
-    with (out / CSV_NAME).open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(CSV_HEADER)
-        for r in rows:
-            writer.writerow(
-                [
-                    safe_cell(r.student_a),
-                    safe_cell(r.student_b),
-                    r.task,
-                    f"{r.score:.3f}",
-                    r.matched_lines_a,
-                    r.matched_lines_b,
-                ]
-            )
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(CSV_HEADER)
+    for r in rows:
+        writer.writerow(
+            [
+                safe_cell(r.student_a),
+                safe_cell(r.student_b),
+                r.task,
+                f"{r.score:.3f}",
+                r.matched_lines_a,
+                r.matched_lines_b,
+            ]
+        )
+    atomic.write_text(out / CSV_NAME, text.getvalue())
     const_rows = tuple(
         ConstantsRow(
             c.student,
@@ -271,8 +281,22 @@ def write_similarity(
         "students": [{**p.__dict__, "tasks": list(p.tasks)} for p in students],
         "variant_constants": [{**c.__dict__, "owners": list(c.owners)} for c in const_rows],
     }
-    (out / FINDINGS).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic.write_text(out / FINDINGS, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    write_pairs(out / PAIRS_NAME, students)
     return findings
+
+
+def write_pairs(path: Path, students: Sequence[StudentPair]) -> Path:
+    """similarity_pairs.csv: one row per pair of students (or a student and an archive's or public
+    file) whose files together reach the floor, highest score first: the score, the summed
+    evidence (nats) and the files whose own score reached the floor."""
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(PAIRS_HEADER)
+    for p in sorted(students, key=lambda p: (-p.score, -p.evidence, p.student_a, p.student_b)):
+        writer.writerow([safe_cell(p.student_a), safe_cell(p.student_b),
+                         f"{p.score:.4f}", f"{p.evidence:.2f}", ";".join(p.tasks)])
+    return atomic.write_text(path, text.getvalue())
 
 
 def load_similarity(out: Path) -> SimilarityFindings | None:
@@ -310,6 +334,7 @@ def similarity_for_batch(
     plan: Any,
     messages: Mapping[str, Mapping[str, str]],
     lang: str,
+    on_written: Callable[[list[Path]], None] | None = None,
 ) -> SimilarityFindings | None:
     """What `grade` runs after a batch: the class as the batch read it (entries with `.student` and
     `.collected`), an exam's variants from its plan. Evidence only: a failure here is logged and
@@ -329,6 +354,7 @@ def similarity_for_batch(
             variant_of=variant_of,
             messages=messages,
             lang=lang,
+            on_written=on_written,
         )
     except Exception:  # a bug in the evidence must not cost a class its report
         logging.getLogger(__name__).exception("similarity was not computed for %s", out)

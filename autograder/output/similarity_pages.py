@@ -17,7 +17,7 @@ from autograder import __version__
 from autograder.catalogues import read_catalogue
 from autograder.config import Assignment
 from autograder.integrity.similarity import Match, Span
-from autograder.output.pages import REPORT_UI, font_css, font_family
+from autograder.output.pages import REPORT_UI, font_css, font_family, inert
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 COLOURS = 6  # matching regions cycle through this many highlight colours
@@ -40,7 +40,8 @@ def engine_ui(lang: str = "en") -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def _templates() -> Environment:
-    return Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
+    return Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]),
+                       finalize=inert)
 
 
 @dataclass(frozen=True)

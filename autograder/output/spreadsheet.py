@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from autograder.submissions.students import inert_bidi, original_name
+
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -23,12 +25,14 @@ def formula_like(text: str) -> bool:
 
 
 def safe_cell(text: str) -> str:
-    """`text` as a spreadsheet shows it as text: a leading `'` if it would start a formula."""
+    """`text` as a spreadsheet shows it as text: a leading `'` if it would start a formula, and each
+    bidi control (U+202E ...) written as its code, so it cannot reorder what the sheet shows."""
+    text = inert_bidi(text)
     return "'" + text if formula_like(text) or text.startswith("'") else text
 
 
 def original_cell(text: str) -> str:
-    """The text `safe_cell` was given (it is its exact inverse)."""
+    """The text `safe_cell` was given (its exact inverse for a student id, which is case-folded)."""
     if text.startswith("'") and (formula_like(text[1:]) or text[1:].startswith("'")):
-        return text[1:]
-    return text
+        text = text[1:]
+    return original_name(text)

@@ -24,7 +24,8 @@ from autograder.grading.results import SubmissionResult, result_from_dict
 from autograder.ledger import adjustments, records, schema, signing
 from autograder.ledger.adjustments import Adjustment
 from autograder.ledger.audit import Audit, Problem, audit
-from autograder.ledger.book import Gradebook, GradebookRow, find_gradebook
+from autograder.ledger.book import GRADEBOOK_FILE, Gradebook, GradebookRow, find_gradebook
+from autograder.output import sealed
 from autograder.output.reports import PROVENANCE_COLUMNS, grade_cells
 from autograder.output.spreadsheet import original_cell
 from autograder.submissions.students import folder_name
@@ -41,6 +42,7 @@ class VerifyReport:
     entries: int = 0  # of the ledger's signed log
     head: tuple[int, str] = (0, "")  # its last entry's number and hash
     key_id: str = ""
+    files: int = 0  # of OUT's signed list (sealed.py)
 
     @property
     def ok(self) -> bool:
@@ -82,8 +84,21 @@ def verify_out(out: Path, key: bytes) -> VerifyReport:
             lines = list(csv.DictReader(handle))
         checked += len(lines)
         problems += _grades_csv(grades.name, lines, current if found else None, standing)
+    # Every file the kit wrote, as it wrote it, and nothing else (a deleted results.json or grades.csv,
+    # an edited feedback page or JUnit file, a file added by hand).
+    listed: dict[str, str] | None = None
+    if out.is_dir() or out.name == GRADEBOOK_FILE:
+        problems += sealed.problems(folder, key, graded=_written(folder))
+        listed, _ = sealed.read_list(folder, key)
     entries, head, kid = (found.entries, found.head, found.key_id) if found else (0, (0, ""), "")
-    return VerifyReport(checked, tuple(problems), entries, head, kid)
+    return VerifyReport(checked, tuple(problems), entries, head, kid, len(listed or {}))
+
+
+def _written(folder: Path) -> bool:
+    """True when `grade` wrote into `folder` (a service's data folder holds a ledger only)."""
+    names = ("grades.csv", "report.html", "similarity.csv", "junit")
+    return any((folder / name).exists() for name in names) or any(folder.glob("*/results.json")) \
+        or any(folder.glob("*/feedback.*"))
 
 
 def _ledger(path: Path, key: bytes) -> Audit:
@@ -191,7 +206,8 @@ def _grades_csv(name: str, lines: list[dict[str, str]], current: Current | None,
     shown: dict[str, set[str]] = defaultdict(set)  # assignment -> students with a row
     for number, line in enumerate(lines, start=2):
         place = f"{name} line {number}"
-        student = original_cell(line.get("student") or "")  # grades.csv makes formula-like ids inert
+        # grades.csv makes formula-like ids and bidi controls inert
+        student = original_cell(line.get("student") or "")
         candidates = by_student.get(student, [])
         if not candidates:
             problems.append(Problem(place, student, "the ledger holds no current grade of this student"))

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 
-from autograder import __version__
+from autograder import __version__, atomic
 from autograder.grading.results import SubmissionResult
 from autograder.platforms.export_files import ExportError, not_graded_reason, now_utc
-from autograder.submissions.students import safe_name
+from autograder.submissions.students import safe_name, shown_name
 
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -57,12 +58,12 @@ def junit_tree(result: SubmissionResult, timestamp: str | None = None) -> ET.Ele
     checks = [c for t in result.tasks for c in t.checks]
     errors = sum(not c.passed and is_error(c.message_key) for c in checks)
     failures = sum(not c.passed for c in checks) - errors
-    root = ET.Element("testsuites", name=_xml_text(f"{result.assignment}: {result.student}"),
+    root = ET.Element("testsuites", name=_xml_text(f"{result.assignment}: {shown_name(result.student)}"),
                       tests=str(len(checks)), failures=str(failures), errors=str(errors),
                       time=_seconds(result.execution_time))
     shared = {
         "assignment": result.assignment,
-        "student": result.student,
+        "student": shown_name(result.student),
         "total_score": f"{result.score:g}",
         "total_max_score": f"{result.max_score:g}",
         "kit_version": __version__,
@@ -107,8 +108,9 @@ def junit_tree(result: SubmissionResult, timestamp: str | None = None) -> ET.Ele
 def write_junit(result: SubmissionResult, path: Path) -> Path:
     """One student's JUnit XML file (UTF-8, with an XML declaration)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    junit_tree(result).write(path, encoding="utf-8", xml_declaration=True)
-    return path
+    data = io.BytesIO()
+    junit_tree(result).write(data, encoding="utf-8", xml_declaration=True)
+    return atomic.write_bytes(path, data.getvalue())  # whole or not at all
 
 
 def junit_filename(student: str) -> str:

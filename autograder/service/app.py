@@ -23,6 +23,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from autograder.errors import AutograderError
 from autograder.ledger.inbox import Inbox
+from autograder.output.pages import inert
 from autograder.platforms.lti.keys import load_private_key, public_jwk
 from autograder.service import instructor_pages, lti_launch, security, student_pages
 from autograder.service.limits import SharedUploadRate, UploadRate
@@ -123,6 +124,7 @@ def create_app(state: ServiceState) -> Flask:
     settings = state.settings
     app = ServiceFlask("autograder.service", template_folder=str(TEMPLATES), static_folder=str(STATIC),
                        static_url_path="/static")
+    app.jinja_options = {**app.jinja_options, "finalize": inert}  # bidi controls shown as codes on every page
     app.config.update(
         SECRET_KEY=session_key(settings.data),
         SESSION_COOKIE_NAME="autograder_session",

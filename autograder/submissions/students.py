@@ -28,6 +28,11 @@ HASH_CHARS = 12  # hex digits of sha256(id) in a hashed folder name
 DEVICES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
                      *(f"lpt{i}" for i in range(10))})
 _SPACES = re.compile(r"\s+")
+# What OUT holds besides the students' folders (output/, ledger/, platforms/ write these names).
+RESERVED_NAMES = frozenset({"gradebook.sqlite", "grades.csv", "report.html", "similarity", "similarity.csv",
+                            "similarity_pairs.csv", "junit", "exports", "out-files.json"})
+RESERVED_SUFFIXES = (".csv", ".html", ".htm", ".json", ".xml", ".md", ".sqlite", ".sqlite-wal", ".sqlite-shm",
+                     ".sqlite-journal", ".db", ".partial", ".tmp", ".lock", ".zip", ".txt")
 
 
 def student_id(text: str) -> str:
@@ -70,9 +75,15 @@ def _readable(student: str) -> str:
     return data.decode("utf-8", "ignore")  # a character cut in half is dropped
 
 
+def reserved(name: str) -> bool:
+    """True when `name` is, or could be, one of OUT's own files (see the module)."""
+    lower = name.lower()
+    return lower in RESERVED_NAMES or lower.endswith(RESERVED_SUFFIXES) or lower.startswith("gradebook.")
+
+
 def folder_name(student: str) -> str:
     """The student's folder in OUT: the id itself when plain, else readable part + `~` + hash."""
-    if PLAIN_ID.fullmatch(student) and student.split(".")[0] not in DEVICES:
+    if PLAIN_ID.fullmatch(student) and student.split(".")[0] not in DEVICES and not reserved(student):
         return student
     digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_CHARS]
     return f"{_readable(student)}~{digest}"
@@ -80,3 +91,34 @@ def folder_name(student: str) -> str:
 
 # Older callers (exam bundles) name a student's folder by this name.
 safe_name = folder_name
+
+
+# Characters that reorder or hide what follows them (U+202E shows `exe.txt` as `txt.exe`): a name
+# that holds them is printed with each one as its code (`<U+202E>`), in the terminal, CSV files,
+# LMS files and pages. Ids are case-folded, so an id never holds the upper-case text `<U+...>` itself,
+# and `original_name` undoes `shown_name` exactly (verify reads grades.csv back).
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+JOINERS = frozenset("\u200c\u200d")  # Bangla spells with them: kept
+_CODE = re.compile(r"<U\+([0-9A-F]{4,6})>")
+
+
+def _hidden(ch: str) -> bool:
+    return ch in BIDI_CONTROLS or (ch not in JOINERS and unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs",
+                                                                                       "Zl", "Zp"))
+
+
+def shown_name(name: str) -> str:
+    """`name` with every control or format character (bidi overrides first) written as `<U+XXXX>`."""
+    return "".join(f"<U+{ord(c):04X}>" if _hidden(c) else c for c in name)
+
+
+def original_name(shown: str) -> str:
+    """The name `shown_name` was given (its exact inverse on student ids)."""
+    return _CODE.sub(lambda m: chr(int(m.group(1), 16)), shown)
+
+
+def inert_bidi(text: str) -> str:
+    """`text` with its bidi controls written as `<U+XXXX>` (what every page does to what it shows)."""
+    if not any(c in BIDI_CONTROLS for c in text):
+        return text
+    return "".join(f"<U+{ord(c):04X}>" if c in BIDI_CONTROLS else c for c in text)

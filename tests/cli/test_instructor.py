@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import ROOT, make_result
+from conftest import ROOT, make_result, seal
 
 from autograder.cli import main
 from autograder.config import Assignment, Kit
@@ -48,6 +48,7 @@ def out(tmp_path: Path, assignment: Assignment) -> Path:
             book.record(result)
             write_student(out, result, assignment)
         write_class(out, book, assignment, 2.5)
+        seal(out)
     finally:
         book.close()
     return out

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_result
+from conftest import make_result, seal
 
 from autograder.config import Assignment, Kit
 from autograder.errors import LedgerError
@@ -100,6 +100,7 @@ def out(tmp_path: Path, assignment: Assignment) -> Path:
         for result in book.current(assignment.id):
             write_student(out, book.adjusted(result), assignment)
         write_class(out, book, assignment, 1.0)
+        seal(out)
     finally:
         book.close()
     return out

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT, make_result
+from conftest import ROOT, make_result, seal
 
 from autograder.batch import Entry, grade_batch
 from autograder.cli import main
@@ -49,6 +49,7 @@ def pristine(tmp_path_factory, assignment) -> Path:
             book.record(result)
             write_student(out, result, assignment)
         write_class(out, book, assignment, 1.0)
+        seal(out)
     finally:
         book.close()
     return out

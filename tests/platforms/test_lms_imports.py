@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import make_result
+from conftest import make_result, seal
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -233,6 +233,7 @@ def test_verify_reads_back_the_inert_student_cells_of_grades_csv(tmp_path, assig
         for student in ("=hyperlink(1)", "+x", "'quoted", "plain"):
             book.record(make_result(assignment, student))
         write_class(tmp_path, book, assignment, 1.0)
+        seal(tmp_path)
     finally:
         book.close()
     cells = [r[0] for r in rows_of(tmp_path / "grades.csv")[1:]]
