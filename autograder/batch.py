@@ -34,7 +34,7 @@ from autograder.ledger.book import Gradebook
 from autograder.ledger.claims import Claims
 from autograder.ledger.release import extensions_of
 from autograder.output import reports, sealed
-from autograder.output.similarity_files import PAGES, similarity_for_batch
+from autograder.output.similarity_files import CSV_NAME, FINDINGS, PAGES, PAIRS_NAME, similarity_for_batch
 from autograder.sandbox import launch
 from autograder.submissions.collect import collect
 from autograder.submissions.files import Collected
@@ -251,7 +251,8 @@ def grade_batch(
                         exc.add_note(f"grades.csv and report.html could not be written again: {failed}")
                 raise
         # Issue #30: similar files and another variant's numbers, for review (never a grade change).
-        similarity_for_batch(target, entries, out, plan, messages, language,
+        listed = sealed.holds(out, key, [CSV_NAME, PAIRS_NAME, FINDINGS])  # else written again, and listed
+        similarity_for_batch(target, entries, out, plan, messages, language, again=not listed,
                              on_written=lambda made: sealed.record(out, made, key, replace_under=PAGES))
         write_class()
     finally:

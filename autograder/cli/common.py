@@ -12,11 +12,13 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from autograder.atomic import disk_full
 from autograder.config import Kit, find_kit_root, load_kit
 from autograder.errors import AutograderError
 
 F = TypeVar("F", bound=Callable[..., Any])
 err = Console(stderr=True)
+DISK_FULL_EXIT = 5
 
 
 def friendly(fn: F) -> F:
@@ -29,6 +31,15 @@ def friendly(fn: F) -> F:
         except AutograderError as exc:
             err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)  # a [table] stays text
             sys.exit(exc.exit_code)
+        except Exception as exc:
+            if not disk_full(exc):
+                raise
+            named = exc.filename if isinstance(exc, OSError) else None
+            where = f" writing into {Path(str(named)).parent}" if named else ""
+            err.print(f"[bold red]error:[/] the disk is full{escape(where)}: free some space and run the "
+                      "same command again (every file is whole or not written, what was recorded is kept)",
+                      highlight=False)
+            sys.exit(DISK_FULL_EXIT)
 
     return run  # type: ignore[return-value]
 

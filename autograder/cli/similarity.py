@@ -84,9 +84,12 @@ def similarity(
     import os
     from collections.abc import Callable
 
+    from autograder.cli.common import verifying_key
     from autograder.exam.variants import ExamError, Variant, VariantSpace, load_secret
     from autograder.integrity.corpus import read_submissions
-    from autograder.output.similarity_files import CSV_NAME, NO_SECRET, run_similarity
+    from autograder.ledger.book import find_gradebook
+    from autograder.output import sealed
+    from autograder.output.similarity_files import CSV_NAME, NO_SECRET, PAGES, run_similarity
     from autograder.output.similarity_pages import engine_ui
     from autograder.submissions.students import shown_name
 
@@ -108,6 +111,13 @@ def similarity(
             notes.append(NO_SECRET)
         else:
             variant_of = functools.partial(space.derive, secret)
+    on_written = None
+    if out.is_dir() and (sealed.exists(out) or find_gradebook(out).is_file()):  # a graded OUT: its list too
+        key = verifying_key(out)
+
+        def on_written(paths: list[Path]) -> None:
+            sealed.record(out, paths, key, replace_under=PAGES)
+
     found = run_similarity(
         target,
         read_submissions(submissions, target),
@@ -122,6 +132,7 @@ def similarity(
         notes=notes,
         messages={"ui": engine_ui(language)},
         lang=language,
+        on_written=on_written,
     )
     compared = ", ".join(f"{n} {side}" for side, n in found.compared.items() if n)
     click.echo(

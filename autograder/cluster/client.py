@@ -9,7 +9,10 @@ is yielded once. Only this process writes the ledger (batch.py records what is y
 A task asks for a slot of a node holding the client's graders (the Dask resource named by their
 digest, which each node offers for its own graders), so the scheduler never gives it to a node
 whose graders differ: such a node is named as refused, and the batch runs on the nodes that
-match, or on this machine when none does.
+match, or on this machine when none does. A node whose graders changed after it registered (its
+kit edited) still offers the old digest and refuses what it is given: a refusal is never the
+student's failure; the node is named and dropped for the batch (no task goes to it again), the
+submission is given to the nodes that match, and to this machine when none is left.
 """
 
 from __future__ import annotations
@@ -81,20 +84,37 @@ class ClusterExecutor:
 def node_slots(client: Any, resource: str) -> tuple[int, int, dict[str, str]]:
     """(grading slots of the nodes holding the graders `resource` names, slots of the nodes holding
     other graders, {address: name} of those nodes); nothing while the scheduler is away."""
+    nodes = cluster_nodes(client, resource)
+    slots = sum(n.slots for n in nodes if n.ours)
+    others = sum(n.slots for n in nodes if not n.ours)
+    return slots, others, {n.address: n.name for n in nodes if not n.ours}
+
+
+@dataclass(frozen=True)
+class Node:
+    """A grading node as the scheduler sees it: its grading slots, and whether it offers our graders."""
+
+    address: str
+    name: str
+    slots: int
+    ours: bool
+
+
+def cluster_nodes(client: Any, resource: str) -> list[Node]:
+    """The scheduler's grading nodes (none while it is away); `ours`: offering the graders `resource`
+    names."""
     try:
         workers = client.scheduler_info(n_workers=-1).get("workers", {})
     except (OSError, TimeoutError, CancelledError):
         workers = {}  # the scheduler is away: nothing is submitted until it is back
-    slots = others = 0
-    other_nodes: dict[str, str] = {}
+    nodes = []
     for address, worker in workers.items():
         resources = worker.get("resources", {})
-        ours = min(resources.get(SLOT, 0), resources.get(resource, 0))
-        slots += int(ours)
-        if resources.get(SLOT, 0) and not ours:
-            others += int(resources.get(SLOT, 0))
-            other_nodes[address] = str(worker.get("name", address))
-    return slots, others, other_nodes
+        slots = int(resources.get(SLOT, 0))
+        if slots:
+            ours = min(slots, int(resources.get(resource, 0)))
+            nodes.append(Node(address, str(worker.get("name", address)), ours or slots, bool(ours)))
+    return nodes
 
 
 class _Run:
@@ -111,8 +131,11 @@ class _Run:
         self.missing = list(requests)  # in the batch's order; the ledger lacks these
         self.failures: dict[str, list[str]] = {}
         self.refused: set[str] = set()  # nodes named as holding other graders
+        self.dropped: set[str] = set()  # nodes that refused a task (graders changed since they registered)
         self._slots_at = (-SLOTS_FRESH, 0)  # (when, how many)
-        self._others = 0  # grading slots of nodes with other graders, at the last look
+        self._others = 0  # grading slots of nodes with other graders (or dropped), at the last look
+        self._usable: list[str] = []  # addresses of the nodes a task may go to, at the last look
+        self._again: list[str] = []  # students a node refused: given to the others, not counted as failures
 
     def results(self) -> Iterator[SubmissionResult]:
         """Results as the nodes give them; returns with `missing` left when no node matches."""
@@ -131,6 +154,8 @@ class _Run:
                     student = flying.pop(future)
                     result = self._result(future, student)
                     future.release()
+                    queue[:0] = [s for s in self._again if s not in queue]  # first, on another node
+                    self._again.clear()
                     self._top_up(queue, flying, done)  # first: the slot grades while the batch records
                     if result is not None and student in self.missing:
                         self.missing.remove(student)
@@ -162,6 +187,8 @@ class _Run:
             student = queue.pop(0)
             future = self.client.submit(grade_on_node, self.requests[student], pure=False,
                                         resources={SLOT: 1, self.resource: 1},
+                                        # only once a node is dropped: a restarted worker has a new address
+                                        workers=list(self._usable) if self.dropped else None,
                                         key=f"grade-{student}-{time.time_ns()}")
             flying[future] = student
             done.add(future)
@@ -183,29 +210,43 @@ class _Run:
         try:
             result = wire.result_of(reply)
         except wire.NodeRefused as exc:
-            if exc.kind == wire.GRADERS_DIFFER:  # its kit changed after it started: restart that node
-                self.notice(f"a node refused {student}: {exc}")
+            if exc.kind == wire.GRADERS_DIFFER and wire.node_of(reply):  # its kit changed: not the student's
+                self._drop(wire.node_of(reply), student, exc)
+                self._again.append(student)
+                return None
             self.failures.setdefault(student, []).append(str(exc))
             return None
         if result.student != student:
             raise ClusterError(f"a node answered for {result.student!r} when asked to grade {student!r}")
         return result
 
+    def _drop(self, address: str, student: str, refused: Exception) -> None:
+        """No task of this batch goes to the node at `address` again (named once)."""
+        if address in self.dropped:
+            return
+        self.dropped.add(address)
+        self._slots_at = (-SLOTS_FRESH, 0)  # counted again without it before the next task goes out
+        self.notice(f"node {address} refused {student} and is dropped for this batch ({refused}); its "
+                    "submissions go to the nodes that match, or are graded here when none is left")
+
     def _slots(self) -> int:
-        """The grading slots of nodes with our graders (asked of the scheduler at most every
-        SLOTS_FRESH seconds); a node with other graders is named the first time it is seen."""
+        """The grading slots of nodes with our graders, those dropped aside (asked of the scheduler at
+        most every SLOTS_FRESH seconds); a node with other graders is named the first time it is seen."""
         now = time.monotonic()
         if now - self._slots_at[0] < SLOTS_FRESH:
             return self._slots_at[1]
-        slots, others, other_nodes = node_slots(self.client, self.resource)
-        for address, name in other_nodes.items():
-            if address not in self.refused:
-                self.refused.add(address)
-                self.notice(f"node {name} ({address}) refused: its graders of "
+        nodes = cluster_nodes(self.client, self.resource)
+        for node in nodes:
+            if not node.ours and node.address not in self.refused:
+                self.refused.add(node.address)
+                self.notice(f"node {node.name} ({node.address}) refused: its graders of "
                             f"{self.assignment} differ from this machine's (another kit, kit version or "
                             "--lang); the batch runs on the nodes that match")
+        usable = [n for n in nodes if n.ours and n.address not in self.dropped]
+        slots = sum(n.slots for n in usable)
+        self._usable = [n.address for n in usable]
         self._slots_at = (now, slots)
-        self._others = others
+        self._others = sum(n.slots for n in nodes) - slots
         return slots
 
     def _wait_until_usable(self) -> bool:

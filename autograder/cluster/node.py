@@ -130,9 +130,10 @@ def grade_on_node(request: dict[str, Any]) -> dict[str, Any]:
     """The Dask task: plain data in, plain data out (a result or a refusal)."""
     from distributed import get_worker
 
-    plugin = get_worker().plugins[PLUGIN]
+    worker = get_worker()
+    plugin = worker.plugins[PLUGIN]
     assert isinstance(plugin, PoolPlugin)
-    return plugin.grade(request)
+    return wire.from_node(plugin.grade(request), worker.address)
 
 
 def graders_digests(kit_root: Path, lang: str | None) -> set[str]:

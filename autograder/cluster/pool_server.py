@@ -71,10 +71,8 @@ class PoolService:
             assignment = self.kit.assignment(str(request["assignment"])).id
             ours = self.digest(assignment)
             if ours != request["graders"]:
-                return wire.refusal(wire.GRADERS_DIFFER, (
-                    f"the graders of {assignment} on node {os.uname().nodename} ({self.kit.root}) differ "
-                    f"from the client's (digest {ours[:12]} here, {str(request['graders'])[:12]} there): "
-                    "give every node the same kit, kit version and --lang as the machine running grade"))
+                return wire.graders_differ(assignment, os.uname().nodename, str(self.kit.root), ours,
+                                           str(request["graders"]))
             collected = wire.collected_of(request)
             with self._lock:
                 future = self.pool.submit(Path(str(request["student"])), student=str(request["student"]),

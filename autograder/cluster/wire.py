@@ -52,6 +52,24 @@ def refusal(kind: str, message: str) -> dict[str, Any]:
     return {"ok": False, "kind": kind, "error": message}
 
 
+def graders_differ(assignment: str, node: str, kit_root: str, nodes: str, clients: str) -> dict[str, Any]:
+    """A node's refusal of a request keyed with other graders (`nodes`: its own digest)."""
+    return refusal(GRADERS_DIFFER, (
+        f"the graders of {assignment} on node {node} ({kit_root}) differ from the client's (digest "
+        f"{clients[:12]} on the client, {nodes[:12]} on the node; its kit changed after it registered): "
+        "give every node the same kit, kit version and --lang as the machine running grade, and restart it"))
+
+
+def from_node(reply: dict[str, Any], address: str) -> dict[str, Any]:
+    """A node's answer with the node's address on a refusal (the client drops that node)."""
+    return reply if reply.get("ok") else {**reply, "node": address}
+
+
+def node_of(reply: dict[str, Any]) -> str:
+    """The address of the node that refused (\"\" when it did not say)."""
+    return str(reply.get("node", ""))
+
+
 def result_of(reply: dict[str, Any]) -> SubmissionResult:
     """The result in a node's answer (the client side); a refusal raises NodeRefused."""
     if not reply.get("ok"):

@@ -11,7 +11,10 @@ import contextlib
 import gc
 import multiprocessing
 import os
+import select
 import signal
+import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -50,8 +53,31 @@ class _Process:
         return cls.graders[assignment]
 
 
-def _adopt(kit: Kit, options: GradeOptions, slots: Any, pids: Any, spawned: list[WorkerProcess]) -> None:
+def _die_with(parent: int) -> None:
+    """Kill this process as soon as `parent` (the process that forked it) is gone, however it went
+    (kill -9 included): a grading process left behind holds torch and a worker for nobody."""
+
+    def watch() -> None:
+        try:
+            pidfd = os.pidfd_open(parent)
+        except (OSError, AttributeError):
+            pidfd = -1
+        if pidfd >= 0:
+            select.select([pidfd], [], [])  # readable once the process has exited
+        else:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if os.getppid() != parent:  # gone already, before the watch began
+        os.kill(os.getpid(), signal.SIGKILL)
+    threading.Thread(target=watch, daemon=True, name="die-with-parent").start()
+
+
+def _adopt(kit: Kit, options: GradeOptions, slots: Any, pids: Any, spawned: list[WorkerProcess],
+           parent: int) -> None:
     """Initializer of a forked grading process: take a slot and that slot's worker."""
+    _die_with(parent)
     pids.put(os.getpid())
     slot = slots.get(timeout=SLOT_WAIT)
     for other, worker in enumerate(spawned):
@@ -130,7 +156,7 @@ class GradingPool:
         for slot in range(self.jobs):
             slots.put(slot)
         self._pids = ctx.SimpleQueue()
-        initargs = (self.kit, self.options, slots, self._pids, self.workers)
+        initargs = (self.kit, self.options, slots, self._pids, self.workers, os.getpid())
         executor = ProcessPoolExecutor(self.jobs, mp_context=ctx, initializer=_adopt, initargs=initargs)
         # The first task forks every grading process; each adopts its worker, so this process
         # closes its own ends of the workers' channels once they are forked.

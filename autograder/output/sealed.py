@@ -100,6 +100,12 @@ def exists(out: Path) -> bool:
     return (out / LIST_FILE).is_file()
 
 
+def holds(out: Path, key: bytes, names: Iterable[str]) -> bool:
+    """True when OUT's list holds (and signs) each of `names` (paths relative to OUT)."""
+    files, _ = read_list(out, key)
+    return files is not None and all(name in files for name in names)
+
+
 def files_on_disk(out: Path) -> set[str]:
     found = set()
     for path in out.rglob("*"):

@@ -149,11 +149,12 @@ def run_similarity(
     messages: Mapping[str, Mapping[str, str]] | None = None,
     lang: str = "en",
     on_written: Callable[[list[Path]], None] | None = None,
+    again: bool = False,
 ) -> SimilarityFindings:
     """Compare the class (student -> collected files) with itself, `archives` and `public`; write
     OUT/similarity.csv, OUT/similarity_pairs.csv, OUT/similarity/*.html and the findings. A run whose
     inputs are those of the findings already in OUT writes nothing again. `on_written` hears every
-    file the run wrote (OUT's signed list: output/sealed.py)."""
+    file the run wrote (OUT's signed list: output/sealed.py); `again`: write them even so."""
     documents = corpus.class_documents(assignment, submissions)
     for path in archives:
         documents += corpus.read_other(path, assignment, ARCHIVE)
@@ -163,7 +164,7 @@ def run_similarity(
     exam_check = variant_of is not None and bool(VariantSpace.of(assignment).knobs)
     digest = digest_of(documents, boiler, f"{method}|{floor}|{threshold}|{exam_check}|{lang}")
     earlier = load_similarity(out)
-    if earlier is not None and earlier.digest == digest and (out / CSV_NAME).is_file() \
+    if not again and earlier is not None and earlier.digest == digest and (out / CSV_NAME).is_file() \
             and (out / PAIRS_NAME).is_file():
         return earlier
     found = compare(documents, boiler, method=method, floor=floor, jobs=jobs)
@@ -281,8 +282,9 @@ def write_similarity(
         "students": [{**p.__dict__, "tasks": list(p.tasks)} for p in students],
         "variant_constants": [{**c.__dict__, "owners": list(c.owners)} for c in const_rows],
     }
-    atomic.write_text(out / FINDINGS, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     write_pairs(out / PAIRS_NAME, students)
+    # Last: its digest says the files above are this run's (a run stopped before it writes them again).
+    atomic.write_text(out / FINDINGS, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     return findings
 
 
@@ -335,6 +337,7 @@ def similarity_for_batch(
     messages: Mapping[str, Mapping[str, str]],
     lang: str,
     on_written: Callable[[list[Path]], None] | None = None,
+    again: bool = False,
 ) -> SimilarityFindings | None:
     """What `grade` runs after a batch: the class as the batch read it (entries with `.student` and
     `.collected`), an exam's variants from its plan. Evidence only: a failure here is logged and
@@ -355,7 +358,10 @@ def similarity_for_batch(
             messages=messages,
             lang=lang,
             on_written=on_written,
+            again=again,
         )
-    except Exception:  # a bug in the evidence must not cost a class its report
+    except Exception as exc:  # a bug in the evidence must not cost a class its report
+        if atomic.disk_full(exc):
+            raise  # not a bug: the batch stops with one clear line, and its rerun writes them
         logging.getLogger(__name__).exception("similarity was not computed for %s", out)
         return None

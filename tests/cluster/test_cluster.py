@@ -6,7 +6,9 @@ SIGKILL mid-batch and a scheduler killed and restarted mid-batch both end with e
 the ledger exactly once, with the same results, and a batch that stops when its only node is gone
 leaves grades.csv and report.html showing what it recorded; a node whose graders differ from the
 client's is refused by name and gets no task: the batch runs on the nodes that match, or here when
-none does; a submission too big for a task stops the batch before anything is graded.
+none does; a node whose graders changed after it registered refuses, is named and dropped for the
+batch, and its students are graded once, on the node that matches or here when none is left (never
+counted as their failures); a submission too big for a task stops the batch before anything is graded.
 """
 
 from __future__ import annotations
@@ -299,19 +301,27 @@ def _executed(cluster: Cluster) -> dict[str, int]:
         return dict(client.run(count).values())
 
 
-def test_a_node_with_other_graders_is_refused_and_the_batch_goes_on(kit, tmp_path):
-    other = tmp_path / "kit"
-    shutil.copytree(ROOT / "solutions", other / "solutions", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "grading.toml", other / "grading.toml")
-    params = other / "solutions" / "nn_module" / "graders" / "params.py"
+def _kit_copy(folder: Path) -> Path:
+    shutil.copytree(ROOT / "solutions", folder / "solutions", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "grading.toml", folder / "grading.toml")
+    return folder
+
+
+def _edit_graders(kit_root: Path) -> None:
+    params = kit_root / "solutions" / "nn_module" / "graders" / "params.py"
     params.write_text(params.read_text() + "\n# this node's copy of the kit is not the client's\n")
+
+
+def test_a_node_with_other_graders_is_refused_and_the_batch_goes_on(kit, tmp_path):
+    other, changed = _kit_copy(tmp_path / "kit"), _kit_copy(tmp_path / "changed")
+    _edit_graders(other)
     mixed = Cluster(tmp_path, kit)
     mixed.start_scheduler()
     mixed.start_node(other)
     try:
         mixed.wait_for(1)
-        first, local, second = (tmp_path / name for name in ("first", "local", "second"))
-        for folder in (first, local, second):
+        first, local, second, third = (tmp_path / name for name in ("first", "local", "second", "third"))
+        for folder in (first, local, second, third):
             folder.mkdir()
         notes: list[str] = []
         here = grade_batch(load_kit(ROOT), _class(first, {"ada": "solution", "bob": "stub"}), first / "out",
@@ -324,8 +334,21 @@ def test_a_node_with_other_graders_is_refused_and_the_batch_goes_on(kit, tmp_pat
                     options=_options(kit), jobs=1)
         assert _results(first / "out") == _results(local / "out")
 
-        mixed.start_node(ROOT)  # a node that matches joins: the batch runs there, never on the other
+        # Issue #37: a node that registered with the client's graders, whose kit is edited after: it
+        # refuses, is dropped and named, and (no node left) its students are graded here, each once.
+        mixed.start_node(changed)
         mixed.wait_for(2)
+        _edit_graders(changed)
+        notes = []
+        dropped = grade_batch(load_kit(ROOT), _class(third, {"erin": "solution", "fay": "stub"}),
+                              third / "out", options=_options(kit), executor=ClusterExecutor(mixed.address),
+                              on_notice=notes.append)
+        assert dropped.graded == 2 and _ledger(third / "out") == ["erin", "fay"], notes
+        assert any("dropped for this batch" in n and "on the client" in n for n in notes), notes
+        assert any("grading the " in n and " left here" in n for n in notes), notes
+
+        mixed.start_node(ROOT)  # a node that matches joins: the batch runs there, never on the other
+        mixed.wait_for(3)
         notes = []
         there = grade_batch(load_kit(ROOT), _class(second, {"carol": "solution", "dan": "solution"}),
                             second / "out", options=_options(kit), executor=ClusterExecutor(mixed.address),
@@ -335,7 +358,9 @@ def test_a_node_with_other_graders_is_refused_and_the_batch_goes_on(kit, tmp_pat
         mixed.stop()
     assert there.graded == 2 and _ledger(second / "out") == ["carol", "dan"]
     assert any("refused" in n for n in notes) and not any("left here" in n for n in notes), notes
-    assert executed == {str(other.resolve()): 0, str(ROOT.resolve()): 2}, executed
+    assert any("dropped for this batch" in n for n in notes), notes  # the changed node, dropped again
+    assert executed[str(other.resolve())] == 0 and executed[str(ROOT.resolve())] == 2, executed
+    assert executed[str(changed.resolve())] >= 1, executed  # refusals only: none of them is a grade
 
 
 def test_a_submission_too_big_for_a_task_stops_the_batch_first(kit, tmp_path, monkeypatch):

@@ -46,4 +46,7 @@ def test_the_pool_server_refuses_what_is_not_a_grading_and_other_graders(kit):
     assert refused["kind"] == wire.GRADERS_DIFFER and "differ from the client's" in refused["error"]
     ours = grader_digest(kit, kit.assignment("nn_module"), kit.language)
     assert service.digest("nn_module") == ours
+    # Issue #37: each digest named by the side that holds it (the client's "0"s, the node's own)
+    assert f"digest {'0' * 12} on the client, {ours[:12]} on the node" in refused["error"]
+    assert wire.node_of(wire.from_node(refused, "tcp://10.0.0.2:4000")) == "tcp://10.0.0.2:4000"
     assert service.handle({**other, "assignment": "no_such_assignment", "graders": ours})["kind"] == "failed"
