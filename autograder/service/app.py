@@ -150,6 +150,8 @@ def create_app(state: ServiceState) -> Flask:
     def problem(key: str, status: int, message: str = "", **fields: str) -> tuple[Any, int]:
         lang = current_lang()
         t = texts(lang)
+        if key == "not_found" and request.path.startswith("/instructor"):
+            key = "not_found_staff"  # an instructor's page: not a student's wording
         text = message or t[key].format(**fields)
         if request.path.startswith(API_PATHS) and not request.path.endswith("/feedback"):
             return jsonify(error=text), status

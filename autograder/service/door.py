@@ -17,7 +17,7 @@ from pathlib import Path
 from werkzeug.datastructures import FileStorage
 
 from autograder.config import Assignment
-from autograder.submissions.collect import collect
+from autograder.submissions.collect import MAX_ZIP_ENTRIES, collect
 from autograder.submissions.files import shown
 
 MAX_SPOOL_NAME = 160  # bytes: far below a file system's 255, with room for the suffix
@@ -88,10 +88,18 @@ def refusal(filename: str, kind: str, data: bytes, assignment: Assignment, t: di
     name = shown(filename)
     if kind == "zip" and not _readable_zip(data):
         return t["broken_zip"].format(name=name)
+    entries = _zip_entries(data) if kind == "zip" else 0
+    if entries > MAX_ZIP_ENTRIES:  # collect refused it whole: say so, not that it holds no task file
+        return t["zip_too_many_entries"].format(name=name, count=entries, limit=MAX_ZIP_ENTRIES)
     if kind == "ipynb" and not _readable_notebook(data):
         return t["broken_notebook"].format(name=name)
     key = "no_notebook_code" if kind == "ipynb" else "no_task_files"
     return t[key].format(name=name, files=", ".join(task_files))
+
+
+def _zip_entries(data: bytes) -> int:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return len(archive.infolist())
 
 
 def _readable_zip(data: bytes) -> bool:

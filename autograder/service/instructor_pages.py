@@ -26,7 +26,7 @@ from autograder.service.class_table import View, class_csv, class_rows
 from autograder.service.lti_launch import Launch
 from autograder.service.record_forms import FormProblem, moment_field, zone_name
 from autograder.service.records_view import InstructorError, Records, author_of, release_state
-from autograder.service.state import ServiceState, current_launch, texts
+from autograder.service.state import ServiceState, current_launch, page_text, texts
 from autograder.service.texts import iso, iso_text, look
 
 SCRIPT_TEXTS = ("queued", "grading", "queue_empty", "history_regraded", "moment_zone_browser")
@@ -99,7 +99,7 @@ def register(app: Flask, state: ServiceState) -> None:
         try:
             records.release(target.id, mode, at, author_of(who))
         except InstructorError as refused:
-            flash(t["form_refused"].format(why=str(refused)), "error")
+            flash(t["form_refused"].format(why=page_text(str(refused), state)), "error")
             return redirect(url_for("instructor_page") + "#release", code=303)
         if state.passback is not None:
             state.passback.wake()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
 
@@ -48,6 +49,19 @@ class ServiceState:
         if isinstance(self.rate, SharedUploadRate):
             self.rate.close()
         self.inbox.close()
+
+
+# An absolute path of two parts or more: what no page shows (the server's folders are its own).
+_SERVER_PATH = re.compile(r"(?<![\w.~@+-])/(?:[\w.@+~-]+/)+[\w.@+~-]*")
+
+
+def page_text(text: str, state: ServiceState) -> str:
+    """`text` (a refusal's reason) as a page shows it: the server's paths never in it."""
+    named = {str(state.inbox.book.path): "the gradebook", str(state.settings.kit.root): "the kit",
+             str(state.settings.data): "the service's data folder"}
+    for path, name in sorted(named.items(), key=lambda item: -len(item[0])):
+        text = text.replace(path, name)
+    return _SERVER_PATH.sub("(a file on the server)", text)
 
 
 def current_launch() -> Launch | None:

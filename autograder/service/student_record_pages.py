@@ -39,7 +39,7 @@ from autograder.service.record_forms import (
     zone_name,
 )
 from autograder.service.records_view import InstructorError, Records, author_of
-from autograder.service.state import ServiceState, current_launch, texts
+from autograder.service.state import ServiceState, current_launch, page_text, texts
 from autograder.service.student_record import current_result, grading_result, record_of, scopes_of
 from autograder.service.texts import iso_text, look
 from autograder.service.upload_files import download_name, file_bytes
@@ -71,8 +71,10 @@ def register(app: Flask, state: ServiceState) -> None:
         return row
 
     def back(student: str, anchor: str = "") -> Any:
-        return redirect(url_for("instructor_student", student=student) + (f"#{anchor}" if anchor else ""),
-                        code=303)
+        # new=1: a student with nothing in the ledger yet (found by their id) gets their page, and the
+        # form's message on it, not a 404
+        return redirect(url_for("instructor_student", student=student, new="1")
+                        + (f"#{anchor}" if anchor else ""), code=303)
 
     @app.route("/instructor/students/<path:student>")
     def instructor_student(student: str) -> Any:
@@ -149,6 +151,9 @@ def register(app: Flask, state: ServiceState) -> None:
         student = student_field()
         target = settings.kit.assignment(who.assignment)
         graded = current_result(inbox, target.id, student)
+        if graded is None:  # said on the student's page, in the instructor's words
+            flash(t["adjust_no_grade"].format(student=student), "error")
+            return back(student, "adjust")
         try:
             scope = scope_field(request.form, scopes_of(graded, target))
             points = points_field(request.form, target.max_score)
@@ -159,7 +164,7 @@ def register(app: Flask, state: ServiceState) -> None:
         try:
             records.adjust(target, student, scope, points, reason, author_of(who))
         except InstructorError as refused:
-            flash(t["form_refused"].format(why=str(refused)), "error")
+            flash(t["form_refused"].format(why=page_text(str(refused), state)), "error")
             return back(student, "adjust")
         flash(t["adjusted_saved"].format(points=signed_points(points)), "ok")
         wake_passback()
@@ -181,7 +186,7 @@ def register(app: Flask, state: ServiceState) -> None:
         try:
             records.extend(target, student, deadline, exempt, reason, author_of(who))
         except InstructorError as refused:
-            flash(t["form_refused"].format(why=str(refused)), "error")
+            flash(t["form_refused"].format(why=page_text(str(refused), state)), "error")
             return back(student, "extend")
         flash(t["extension_saved" if deadline is not None or exempt else "extension_withdrawn"], "ok")
         wake_passback()
@@ -206,7 +211,7 @@ def register(app: Flask, state: ServiceState) -> None:
         try:
             records.answer(target, student, text, author_of(who), request.form.get("closes") == "1", change)
         except InstructorError as refused:
-            flash(t["form_refused"].format(why=str(refused)), "error")
+            flash(t["form_refused"].format(why=page_text(str(refused), state)), "error")
             return back(student, "thread")
         flash(t["answer_saved"], "ok")
         if change is not None:

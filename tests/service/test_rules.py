@@ -186,6 +186,9 @@ def zipped(files: dict[str, bytes]) -> bytes:
     ("empty.zip", "zip", zipped({}), "holds none of this assignment's files (tinynet.py, delivery.py"),
     ("notes.zip", "zip", zipped({"notes.txt": b"hi", "helper.py": b"x = 1\n"}), "holds none of"),
     ("broken.zip", "zip", b"PK\x03\x04 not really", "is not a readable zip file"),
+    # Issue #37: the real reason, not "holds none of this assignment's files"
+    ("many.zip", "zip", zipped({"tinynet.py": b"x = 1\n", **{f"d/{i}.txt": b"" for i in range(2001)}}),
+     "holds 2002 entries, more than a submission may (2000)"),
     ("hw.ipynb", "ipynb", b"{not json", "is not a readable notebook"),
     ("hw.ipynb", "ipynb", json.dumps({"cells": [], "nbformat": 4, "metadata": {}}).encode(), "no code cell"),
 ])
@@ -259,3 +262,18 @@ def test_times_are_written_in_the_launchs_locale_when_it_is_of_the_pages_languag
     assert "2025-12-14 06:00:00 UTC" in text
     assert ["time", "2025-12-14T06:00:00Z"] in parts
     assert "".join(p[1] if p[0] == "text" else "2025-12-14 06:00:00 UTC" for p in parts) == text
+
+
+def test_a_refusals_reason_shows_no_server_path(kit: Kit, tmp_path: Path):
+    """Issue #37: the ledger's refusals name its file; a page names it "the gradebook", and no other path."""
+    from types import SimpleNamespace
+
+    from autograder.service.state import page_text
+
+    data = tmp_path / "srv" / "data"
+    state = SimpleNamespace(inbox=SimpleNamespace(book=SimpleNamespace(path=data / "gradebook.sqlite")),
+                            settings=SimpleNamespace(data=data, kit=kit))
+    said = page_text(f"'ada' has no grade of 'nn_module' in {data}/gradebook.sqlite; see /etc/x/y.log",
+                     state)  # type: ignore[arg-type]
+    assert said == "'ada' has no grade of 'nn_module' in the gradebook; see (a file on the server)"
+    assert page_text("give 2/3 of the points, or 1/2", state) == "give 2/3 of the points, or 1/2"  # type: ignore[arg-type]

@@ -328,3 +328,19 @@ def test_an_extension_is_given_before_the_student_submits(service: Served, grade
     assert "Nothing was recorded:" in refused.text and "has no grade" in refused.text  # the ledger's why
     assert ledger(service, records.ADJUSTMENT, "newbie") == []
     assert graded["bob"].get(service.url + "/instructor/students?student=newbie").status_code == 403
+
+
+def test_adjusting_a_student_with_no_grade_says_so_on_their_page_with_no_server_path(
+        service: Served, graded: dict[str, Any]):
+    """Issue #37: found by id before they submit, adjusted: the same page says why nothing was recorded."""
+    teacher = graded["teacher"]
+    found = teacher.get(service.url + "/instructor/students", params={"student": "Nobody Yet"})
+    assert found.status_code == 200 and "/instructor/students/nobody%20yet" in found.url
+    sent = teacher.post(service.url + "/instructor/adjust", data=form(
+        teacher, found.text, student="nobody yet", scope="total", points="2", reason="kind"))
+    assert sent.status_code == 200 and "/instructor/students/nobody%20yet" in sent.url, sent.url
+    assert "nobody yet has no grade yet, so there is nothing to adjust" in sent.text
+    assert "nothing of yours" not in sent.text and str(service.state.settings.data) not in sent.text
+    assert not ledger(service, records.ADJUSTMENT, "nobody yet")
+    missing = teacher.get(service.url + "/instructor/gradings/999999/feedback")
+    assert missing.status_code == 404 and "There is no such page for this assignment" in missing.text
