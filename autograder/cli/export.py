@@ -59,7 +59,22 @@ def current_results(gradebook_path: Path, assignment_id: str) -> list[Any]:
     return results
 
 
+def listed_in_out(paths: list[Path]) -> None:
+    """Files an export wrote inside a graded OUT go into its signed list (else verify names them)."""
+    from autograder.cli.common import verifying_key
+    from autograder.output import sealed
+
+    by_out: dict[Path, list[Path]] = {}
+    for path in paths:
+        found = next((f for f in path.resolve().parents if sealed.exists(f)), None)
+        if found is not None:
+            by_out.setdefault(found, []).append(path)
+    for out, written in by_out.items():
+        sealed.record(out, written, verifying_key(out))
+
+
 def _report(report: ExportReport, what: str) -> None:
+    listed_in_out([Path(report.path)])
     for line in report.warnings:
         click.echo(f"warning: {line}", err=True)
     click.echo(f"wrote {report.rows} {what} rows to {report.path} (details: {report.meta})")
@@ -165,6 +180,7 @@ def export_junit(gradebook_path: Path, out: Path, assignment: str | None, kit_di
 
     target = find_kit(kit_dir).assignment(assignment)
     written = write_junit_all(current_results(gradebook_path, target.id), out)
+    listed_in_out(written)
     click.echo(f"wrote {len(written)} JUnit XML files to {out}")
 
 

@@ -149,3 +149,22 @@ def test_outs_own_names_are_never_a_students_folder():
         assert reserved(name) and folder_name(name) != name and "~" in folder_name(name)
     for plain in ("ada", "rahim.khan", "a@b.com", "similarity2"):
         assert folder_name(plain) == plain  # every other plain id keeps its folder
+
+
+def test_what_adjust_similarity_and_an_export_into_out_write_is_listed_and_verifies(kit, klass, tmp_path):
+    out = tmp_path / "out"
+    _grade(kit, klass, out)
+    runner = CliRunner()
+    steps = [["export", "junit", "--gradebook", str(out), "--out", str(out / "junit"),
+              "--kit", str(kit.root)],
+             ["adjust", str(out), "bob", "--points", "2", "--reason", "kind", "--kit", str(kit.root)],
+             ["similarity", str(klass), "--out", str(out), "--floor", "0", "--kit", str(kit.root)]]
+    for step in steps:
+        done = runner.invoke(main, step)
+        assert done.exit_code == 0, (step, done.output)
+        report = verify_out(out, load_key())
+        assert report.ok, (step, report.lines())
+    listed, _ = sealed.read_list(out, load_key())
+    assert listed is not None and "junit/bob.xml" in listed
+    rows = (out / "similarity_pairs.csv").read_text().splitlines()
+    assert rows[0] == "student_a,student_b,score,evidence,files" and len(rows) == 4  # 3 students, 3 pairs
