@@ -28,7 +28,7 @@ from autograder.ledger.book import GRADEBOOK_FILE, Gradebook, GradebookRow, find
 from autograder.output import sealed
 from autograder.output.reports import PROVENANCE_COLUMNS, grade_cells
 from autograder.output.spreadsheet import original_cell
-from autograder.submissions.students import folder_name
+from autograder.submissions.students import folder_name, shown_name
 
 __all__ = ["Problem", "VerifyReport", "verify_out"]
 NOT_SIGNED = "not signed (graded before signing, or the signature was removed)"
@@ -49,7 +49,8 @@ class VerifyReport:
         return not self.problems
 
     def lines(self) -> list[str]:
-        return [f"{p.place}: {p.student}: {p.detail}" if p.student else f"{p.place}: {p.detail}"
+        # a name is printed with its control characters as codes (a bidi override reorders nothing)
+        return [shown_name(f"{p.place}: {p.student}: {p.detail}" if p.student else f"{p.place}: {p.detail}")
                 for p in self.problems]
 
 

@@ -178,7 +178,8 @@ def test_verify_catches_a_score_edited_in_each_place(graded, tmp_path):
     data["score"], data["tests"][0]["score"] = 2, 2
     path.write_text(json.dumps(data))
     code, text = _verify(edited)
-    assert code == 1 and "bob/results.json: bob" in text and "1 do not verify" in text, text
+    assert code == 1 and "bob/results.json: bob" in text and "2 do not verify" in text, text
+    assert "bob/results.json: edited after the kit wrote it" in text, text  # and OUT's list names the file
 
     edited = tmp_path / "csv"
     shutil.copytree(graded, edited)
@@ -190,7 +191,8 @@ def test_verify_catches_a_score_edited_in_each_place(graded, tmp_path):
     with (edited / "grades.csv").open("w", newline="") as handle:
         csv.writer(handle).writerows(rows)
     code, text = _verify(edited)
-    assert code == 1 and "grades.csv line" in text and ": bob:" in text and "1 do not verify" in text, text
+    assert code == 1 and "grades.csv line" in text and ": bob:" in text and "2 do not verify" in text, text
+    assert "grades.csv: edited after the kit wrote it" in text, text
 
     edited = tmp_path / "book"
     shutil.copytree(graded, edited)
