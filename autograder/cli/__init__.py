@@ -105,7 +105,7 @@ def grade(submissions: Path, out: Path, assignment: str | None, jobs: int | None
 
             executor = ClusterExecutor(cluster)  # the nodes sandbox (or not) as each was started
         def note(text: str) -> None:
-            err.print(f"[yellow]note:[/] {escape(text)}", highlight=False)
+            err.print(f"[yellow]note:[/] {escape(shown_name(text))}", highlight=False)
 
         summary = grade_batch(kit, submissions, out, assignment=target.id, options=options, jobs=jobs,
                               gradebook=gradebook, regrade=regrade, on_result=show, executor=executor,
