@@ -59,7 +59,12 @@ def _kit_copy(root: Path) -> Kit:
 
 def _rows(out: Path) -> list[tuple[str, int, float]]:
     with sqlite3.connect(out / "gradebook.sqlite") as db:
-        return list(db.execute("SELECT student, current, score FROM gradings ORDER BY id"))
+        try:
+            return list(db.execute("SELECT student, current, score FROM gradings ORDER BY id"))
+        except sqlite3.OperationalError as exc:  # the file is there, its tables not yet
+            if "no such table" not in str(exc):
+                raise
+            return []
 
 
 def _stable(out: Path) -> dict[str, dict]:

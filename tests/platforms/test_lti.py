@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from conftest import make_result as make_assignment_result
+from conftest import seal
 from lti_platform import LocalPlatform
 
 from autograder.cli.lti import lti, publish
@@ -86,7 +87,7 @@ def out(tmp_path: Path) -> Path:
     with (folder / "grades.csv").open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows(grades_rows(book.current(ASSIGNMENT.id), ASSIGNMENT))
     book.close()
-    return folder
+    return seal(folder)  # OUT's signed list of files, as `grade` writes it
 
 
 def write_platform(folder: Path, platform: LocalPlatform, key: Path, **values: Any) -> Path:
