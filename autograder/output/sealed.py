@@ -131,7 +131,9 @@ def problems(out: Path, key: bytes, *, graded: bool) -> list[Problem]:
     found: list[Problem] = []
     for name, digest in sorted(files.items()):
         path = out / name
-        if not path.is_file():
+        if path.is_symlink():  # never followed: the kit writes files, not links
+            found.append(Problem(name, "", "replaced by a link: the kit wrote a file here"))
+        elif not path.is_file():
             found.append(Problem(name, "", "deleted: the kit wrote it (OUT's signed list holds it)"))
         elif sha256_of(path) != digest:
             found.append(Problem(name, "", "edited after the kit wrote it (not the signed list's sha256)"))
