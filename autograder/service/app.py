@@ -24,7 +24,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from autograder.errors import AutograderError
 from autograder.ledger.inbox import Inbox
 from autograder.platforms.lti.keys import load_private_key, public_jwk
-from autograder.service import instructor_pages, lti_launch, security, student_pages
+from autograder.service import deep_linking, instructor_pages, lti_launch, security, student_pages
 from autograder.service.limits import SharedUploadRate, UploadRate
 from autograder.service.lti_launch import DEFAULT_LOCALES, Launch, LaunchRefused
 from autograder.service.passback import Passback
@@ -142,6 +142,7 @@ def create_app(state: ServiceState) -> Flask:
 
     student_pages.register(app, state)
     instructor_pages.register(app, state)
+    deep_linking.register(app, state)
     app.jinja_env.globals["language_names"] = LANGUAGE_NAMES
     app.jinja_env.filters["utc_text"] = utc_text  # a <time>'s text until the page's script writes it
 
@@ -198,7 +199,10 @@ def _lti_routes(app: Flask, state: ServiceState, csrf: CSRFProtect) -> None:
         if settings.launch is None:
             raise LaunchRefused("login refused: this server has no LMS platform configured")
         # the login initiation carries no locale (the launch does): its cookie check speaks English
-        answer = lti_launch.login(settings.launch, url_for("lti_launch_view", _external=True), texts("en"))
+        target = deep_linking.redirect_uri(request.values.get("target_link_uri", ""),
+                                           url_for("lti_launch_view", _external=True),
+                                           url_for("lti_deep_link", _external=True))
+        answer = lti_launch.login(settings.launch, target, texts("en"))
         if answer.status_code == 200 and answer.mimetype == "text/html":  # PyLTI1p3's cookie check page
             answer.set_data(security.with_nonce(answer.get_data(as_text=True)))
         return answer
@@ -207,15 +211,22 @@ def _lti_routes(app: Flask, state: ServiceState, csrf: CSRFProtect) -> None:
     def lti_launch_view() -> Any:
         if settings.launch is None:
             raise LaunchRefused("launch refused: this server has no LMS platform configured")
-        found = lti_launch.launch(settings.launch, state.nonces, set(settings.kit.assignments))
+        message, data = lti_launch.checked(settings.launch, state.nonces)
+        if message.is_deep_link_launch():  # the LMS's "add content": whichever of the two URLs it posts to
+            return deep_linking.request_page(state, data)
+        found = lti_launch.resource_launch(message, data, settings.launch, set(settings.kit.assignments))
         if not found.assignment:
-            found = dataclasses.replace(found, assignment=settings.kit.default_assignment)
+            found = dataclasses.replace(found, assignment=settings.kit.default_assignment,
+                                        assignment_from="kit")
         _start_session(found)
         log.info("launch: %s (%s) for %s", found.student, "instructor" if found.instructor else "student",
                  found.assignment)
         return redirect(url_for("instructor_page" if found.instructor else "student_page"), code=303)
 
-    # The LMS posts these two (no form of ours, no CSRF token); exempted by a call, not as a decorator,
+    # The deep-linking URL the LMS is given: the same checks and the same view (deep_linking.py).
+    app.add_url_rule("/lti/deep-link", "lti_deep_link", lti_launch_view, methods=["POST"])
+
+    # The LMS posts these (no form of ours, no CSRF token); exempted by a call, not as a decorator,
     # since Flask-WTF is untyped and would leave the views untyped.
     csrf.exempt(lti_login)
     csrf.exempt(lti_launch_view)
