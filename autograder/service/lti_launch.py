@@ -135,12 +135,6 @@ def checked(config: LaunchConfig, nonces: sqlite3.Connection) -> tuple[FlaskMess
     return message, data
 
 
-def launch(config: LaunchConfig, nonces: sqlite3.Connection, known: set[str]) -> Launch:
-    """Check a resource-link launch (see the module's docstring) and say who it is for."""
-    message, data = checked(config, nonces)
-    return resource_launch(message, data, config, known)
-
-
 def resource_launch(message: FlaskMessageLaunch, data: dict[str, Any], config: LaunchConfig,
                     known: set[str]) -> Launch:
     """Who a checked message launches the tool for; anything but a resource-link launch is refused."""
