@@ -137,6 +137,13 @@ def read_manifest(path: Path) -> Manifest:
     )
 
 
+def student_folder(start: Path, checks_dir: Path) -> Path:
+    """The folder whose task files are checked: the one holding `checks_dir` when `start` is inside it
+    (as git finds its root: notes/ or checks/ itself), else `start` (a kit's built checks on a folder)."""
+    start, root = start.resolve(), checks_dir.resolve().parent
+    return root if start == root or root in start.parents else start
+
+
 def find_checks(start: Path) -> Path:
     """The checks/ folder holding a manifest at or above `start` (a task folder or a notebook's)."""
     start = start.resolve()

@@ -35,6 +35,9 @@ DEFAULT_LABELS = {
     "selfcheck_output_capped": "... {dropped} more characters of output were not shown (first {limit} shown)",
     "selfcheck_version_note": ("note: checks/ was built with torch-autograder {built}, this is {running}: "
                                "if a check seems wrong, install {built}"),
+    "selfcheck_pass": "PASS",
+    "selfcheck_fail": "FAIL",
+    "selfcheck_folder": "checked the folder {folder}",
     "passed": "passed",
     "failed": "failed",
 }
@@ -85,6 +88,8 @@ def text_lines(report: CheckReport, verbose: bool = False) -> list[tuple[str, st
     if report.off:
         return [("", _label(report.labels, "selfcheck_turned_off"))]
     lines: list[tuple[str, str]] = [("bold", f"{report.title} ({report.assignment})")]
+    if report.folder:
+        lines.append(("dim", _label(report.labels, "selfcheck_folder", folder=report.folder)))
     if version_note(report):
         lines.append(("dim", version_note(report)))
     for outcome in report.tasks:
@@ -93,7 +98,7 @@ def text_lines(report: CheckReport, verbose: bool = False) -> list[tuple[str, st
         for check in outcome.checks if shown else ():
             if check.passed and not verbose:
                 continue
-            mark = "PASS" if check.passed else "FAIL"
+            mark = _label(report.labels, "selfcheck_pass" if check.passed else "selfcheck_fail")
             lines.append(("ok" if check.passed else "fail",
                           f"  {mark} {check.title} ({_num(check.score)}/{_num(check.max_score)})"))
             if not check.passed:
@@ -169,6 +174,8 @@ def render_html(report: CheckReport, verbose: bool = False) -> str:
     if version_note(report):
         total += f"<div>{html.escape(version_note(report))}</div>"
     style = f"<style>{fonts.font_css(report.lang)}</style>" if report.lang == "bn" else ""
+    checked = _label(report.labels, "selfcheck_folder", folder=report.folder)
+    folder = f'<div class="folder">{html.escape(checked)}</div>' if report.folder else ""
     return (f'{style}<div class="autograder-check" lang="{html.escape(report.lang)}" '
-            f'style="font-family:{family}"><div><b>{html.escape(report.title)}</b></div>'
+            f'style="font-family:{family}"><div><b>{html.escape(report.title)}</b></div>{folder}'
             f'<table style="{table}">{"".join(rows)}</table><div><b>{total}</b></div></div>')

@@ -65,7 +65,7 @@ def test_stubs_are_not_started_one_line_each_and_exit_1(stubs: Path, mode: str):
     text = render_text(report).splitlines()
     first = MANIFEST.tasks[0]
     assert f"{first.id}: not started, 0/{first.public_points:g}" in text
-    assert len(text) == len(TASKS) + 2  # a title, one line a task, the total
+    assert len(text) == len(TASKS) + 3  # a title, the folder checked, one line a task, the total
     assert len(render_text(report, verbose=True).splitlines()) > len(text)  # --verbose shows every check
 
 
