@@ -35,8 +35,6 @@ DEFAULT_LABELS = {
     "selfcheck_output_capped": "... {dropped} more characters of output were not shown (first {limit} shown)",
     "selfcheck_version_note": ("note: checks/ was built with torch-autograder {built}, this is {running}: "
                                "if a check seems wrong, install {built}"),
-    "selfcheck_pass": "PASS",
-    "selfcheck_fail": "FAIL",
     "selfcheck_folder": "checked the folder {folder}",
     "passed": "passed",
     "failed": "failed",
@@ -83,6 +81,13 @@ def version_note(report: CheckReport) -> str:
     return _label(report.labels, "selfcheck_version_note", built=report.built_with, running=running)
 
 
+def status_word(report: CheckReport, passed: bool) -> str:
+    """PASS or FAIL before a check's title; in another language the catalogue's word (পাস, ফেল)."""
+    if report.lang == "en":
+        return "PASS" if passed else "FAIL"
+    return _label(report.labels, "passed" if passed else "failed")
+
+
 def text_lines(report: CheckReport, verbose: bool = False) -> list[tuple[str, str]]:
     """(style, text) lines: a style is "" or one of ok, fail, bold, dim (the CLI colours them)."""
     if report.off:
@@ -98,7 +103,7 @@ def text_lines(report: CheckReport, verbose: bool = False) -> list[tuple[str, st
         for check in outcome.checks if shown else ():
             if check.passed and not verbose:
                 continue
-            mark = _label(report.labels, "selfcheck_pass" if check.passed else "selfcheck_fail")
+            mark = status_word(report, check.passed)
             lines.append(("ok" if check.passed else "fail",
                           f"  {mark} {check.title} ({_num(check.score)}/{_num(check.max_score)})"))
             if not check.passed:
