@@ -105,9 +105,12 @@ def _task(data: Any, where: str) -> ManifestTask:
                         _number(data.get("time_limit", 20.0), f"{where}.time_limit"), tuple(hidden))
 
 
+MANIFEST_FIX = "ask for a fresh copy of the assignment folder"
+
+
 def read_manifest(path: Path) -> Manifest:
     """Parse checks/manifest.json; every problem names the file and what to do."""
-    fix = "ask for a fresh copy of the assignment folder"
+    fix = MANIFEST_FIX
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -81,15 +81,15 @@ def run_check_forked(folder: Path, task: str | None, lang: str | None,
 
     from autograder.grading.student_check import empty_report, load_checks, require_sound_install
     from autograder.grading.student_child import forked_task
-    from autograder.grading.student_locate import find_student_checks, selected_tasks
+    from autograder.grading.student_locate import find_student_checks, read_student_manifest, selected_tasks
     from autograder.grading.student_process import empty_folder, no_bytecode, private_tmp
-    from autograder.manifest import MANIFEST_FILE, read_manifest, student_folder
+    from autograder.manifest import student_folder
     from autograder.sandbox.inside.runtime import load_lazy_torch
 
     started = time.monotonic()
     checks_dir = find_student_checks(folder, lang, notebook=True)
     folder = student_folder(folder, checks_dir)
-    manifest = read_manifest(checks_dir / MANIFEST_FILE)
+    manifest = read_student_manifest(checks_dir, lang)
     if manifest.check == "none":
         return run_check(folder, task, lang, checks_dir=checks_dir)
     require_sound_install(lang or manifest.language)

@@ -17,7 +17,7 @@ from autograder.config import TaskConfig
 from autograder.grading import judge
 from autograder.grading.course import Graders, load_graders
 from autograder.grading.results import CheckResult
-from autograder.grading.student_locate import find_student_checks, selected_tasks
+from autograder.grading.student_locate import find_student_checks, read_student_manifest, selected_tasks
 from autograder.grading.student_results import (
     CHECKED,
     MISSING,
@@ -162,7 +162,7 @@ def run_check(folder: Path, task: str | None = None, lang: str | None = None,
     started = time.monotonic()
     checks_dir = checks_dir or find_student_checks(folder, lang)
     folder = student_folder(folder, checks_dir)
-    manifest = read_manifest(checks_dir.resolve() / MANIFEST_FILE)
+    manifest = read_student_manifest(checks_dir.resolve(), lang)
     if manifest.check != "none":  # before the checks are imported: they import torch
         require_sound_install(lang or manifest.language)
     with no_bytecode():

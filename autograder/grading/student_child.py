@@ -29,9 +29,9 @@ from typing import Any
 
 from autograder.errors import AutograderError, ConfigError
 from autograder.grading.student_environment import BrokenInstall, Fault, version_faults
-from autograder.grading.student_locate import find_student_checks, selected_tasks
+from autograder.grading.student_locate import find_student_checks, read_student_manifest, selected_tasks
 from autograder.grading.student_results import ENDED, STOPPED, CheckReport, TaskOutcome, outcome_from_dict
-from autograder.manifest import Manifest, ManifestTask, read_manifest, student_folder
+from autograder.manifest import Manifest, ManifestTask, student_folder
 from autograder.sandbox.inside.clock import MAX_STRETCH, TaskClock
 
 LOAD_BUDGET = 300.0  # seconds for the child to start and import torch, the checks and the probes
@@ -231,7 +231,7 @@ def run_check_in_child(folder: Path, task: str | None = None, lang: str | None =
     started = time.monotonic()
     checks_dir = (checks_dir or find_student_checks(folder, lang)).resolve()
     folder = student_folder(folder, checks_dir)
-    manifest = read_manifest(checks_dir / "manifest.json")
+    manifest = read_student_manifest(checks_dir, lang)
     pending = list(selected_tasks(manifest, task, lang))
     faults = version_faults()
     if faults:

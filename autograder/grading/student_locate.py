@@ -11,7 +11,14 @@ from pathlib import Path
 
 from autograder.errors import ConfigError
 from autograder.grading.student_environment import engine_labels
-from autograder.manifest import Manifest, ManifestTask, find_checks
+from autograder.manifest import (
+    MANIFEST_FILE,
+    MANIFEST_FIX,
+    Manifest,
+    ManifestTask,
+    find_checks,
+    read_manifest,
+)
 
 
 def engine_text(lang: str, key: str, **values: object) -> str:
@@ -42,3 +49,14 @@ def selected_tasks(manifest: Manifest, only: str | None, lang: str | None = None
         raise ConfigError(engine_text(lang or manifest.language, "selfcheck_no_task", task=only,
                                       assignment=manifest.assignment, known=known))
     return chosen
+
+
+def read_student_manifest(checks_dir: Path, lang: str | None) -> Manifest:
+    """The folder's manifest; a damaged one (or one of another kit version) says so in `lang`."""
+    path = checks_dir / MANIFEST_FILE
+    try:
+        return read_manifest(path)
+    except ConfigError as exc:
+        problem = str(exc).removeprefix(f"{path}: ").removesuffix(f": {MANIFEST_FIX}")
+        raise ConfigError(engine_text(lang or "en", "selfcheck_bad_manifest", path=path,
+                                      problem=problem)) from None

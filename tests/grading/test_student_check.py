@@ -196,3 +196,6 @@ def test_bangla_self_check_outside_a_folder_and_of_a_mistake(stubs: Path, tmp_pa
     assert not {"FAIL", "PASS", "Observed", "Idea"} & set(re.findall(r"[A-Za-z]+", text)), text
     shown = text.replace(str(stubs.resolve()), "").replace("counting:", "")  # the folder, the task id
     assert latin_words(shown) == [], text
+    (stubs / "checks" / "manifest.json").write_text("{", encoding="utf-8")
+    damaged = CliRunner().invoke(main, ["check", str(stubs), "--lang", "bn"])
+    assert damaged.exit_code == 2 and "নতুন একটি কপি চান" in damaged.output, damaged.output
