@@ -89,9 +89,11 @@ def test_every_readme_installs_the_cpu_only_torch_first_and_has_a_bangla_twin(tm
             assert lines[2] == _install_line(folder), (folder, readme, lines)
             assert "download.pytorch.org/whl/cpu" in TORCH_INSTALL["cpu"]
         bangla = (folder / "README.bn.md").read_text(encoding="utf-8")
-        if folder in BUILT:  # an exam's numbers and window are the course's English lines (params.describe)
+        if folder in BUILT:  # an exam's numbers are the course's English lines (its params.describe)
             prose = re.sub(r"```.*?```", " ", bangla, flags=re.S)
             assert latin_words(prose) == [], (folder, latin_words(prose))
+        else:  # the exam's window, in Bangla
+            assert "যে সময় গোনা হয়" in bangla and "The time that counts" not in bangla, bangla
 
 
 def test_a_built_folder_carries_the_wheel_its_readme_installs(tmp_path: Path):
