@@ -266,6 +266,12 @@ def test_bangla_feedback_end_to_end(kit: Kit, no_zero_grad, tmp_path):
     assert f"<b>{bn_ui['observed']}:</b>" in page and f"<b>{bn_ui['expected']}:</b>" in page
     assert 'lang="bn"' in page
     assert "Observed" not in page and "Next step" not in page
+    # feedback.md too (issue #38): Bangla labels, and the lesson's label alone, not "মূল ধারণা: পাঠ: ..."
+    markdown = reports.feedback_markdown(result, kit.assignment(), graders.messages, "bn")
+    assert f"{bn_ui['idea']}: {bn_ui['lesson']}: " not in markdown
+    assert "  পাঠ: ৫-ধাপের training loop" in markdown
+    assert bn_ui["feedback_title"].format(student="s-zero-grad") in markdown
+    assert f"**{bn_ui['score']}: " in markdown and "Score" not in markdown
 
 
 def test_english_feedback_end_to_end(kit: Kit, no_zero_grad):

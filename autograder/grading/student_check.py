@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from autograder.config import TaskConfig
-from autograder.errors import ConfigError
 from autograder.grading import judge
 from autograder.grading.course import Graders, load_graders
 from autograder.grading.results import CheckResult
+from autograder.grading.student_locate import find_student_checks, read_student_manifest, selected_tasks
 from autograder.grading.student_results import (
     CHECKED,
     MISSING,
@@ -27,7 +27,7 @@ from autograder.grading.student_results import (
     CheckReport,
     TaskOutcome,
 )
-from autograder.manifest import MANIFEST_FILE, Manifest, ManifestTask, find_checks, read_manifest
+from autograder.manifest import MANIFEST_FILE, Manifest, ManifestTask, read_manifest, student_folder
 from autograder.sandbox.inside.runtime import load_lazy_torch
 from autograder.sandbox.local import InProcessSession
 
@@ -126,16 +126,6 @@ def check_task(loaded: LoadedChecks, task: ManifestTask, folder: Path,
     return TaskOutcome(task.id, task.file, status, max_score, results)
 
 
-def selected_tasks(manifest: Manifest, only: str | None) -> tuple[ManifestTask, ...]:
-    if only is None:
-        return manifest.tasks
-    chosen = tuple(t for t in manifest.tasks if t.id == only)
-    if not chosen:
-        known = ", ".join(t.id for t in manifest.tasks)
-        raise ConfigError(f"no task {only!r} in {manifest.assignment} (its tasks: {known})")
-    return chosen
-
-
 def empty_report(loaded: LoadedChecks) -> CheckReport:
     labels = dict(loaded.graders.messages.get("ui", {})) if loaded.graders else {}
     if not labels:  # checks turned off: only the engine's labels are needed
@@ -170,8 +160,9 @@ def run_check(folder: Path, task: str | None = None, lang: str | None = None,
     from autograder.grading.student_process import capped_output, empty_folder, no_bytecode, private_tmp
 
     started = time.monotonic()
-    checks_dir = checks_dir or find_checks(folder)
-    manifest = read_manifest(checks_dir.resolve() / MANIFEST_FILE)
+    checks_dir = checks_dir or find_student_checks(folder, lang)
+    folder = student_folder(folder, checks_dir)
+    manifest = read_student_manifest(checks_dir.resolve(), lang)
     if manifest.check != "none":  # before the checks are imported: they import torch
         require_sound_install(lang or manifest.language)
     with no_bytecode():
@@ -181,11 +172,11 @@ def run_check(folder: Path, task: str | None = None, lang: str | None = None,
         return report
     load_lazy_torch()  # before the private temporary folder, whose name torch's compiler would keep
     with no_bytecode(), private_tmp() as tmp:
-        tasks = selected_tasks(loaded.manifest, task)
+        tasks = selected_tasks(loaded.manifest, task, lang)
         outcomes = []
         for chosen in tasks:
             with capped_output(output_note(loaded)):
                 outcomes.append(check_task(loaded, chosen, folder.resolve(), namespace))
             empty_folder(tmp)
     return CheckReport(report.assignment, report.title, report.lang, tuple(outcomes), False,
-                       time.monotonic() - started, report.labels, report.built_with)
+                       time.monotonic() - started, report.labels, report.built_with, str(folder))

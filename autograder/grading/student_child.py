@@ -29,8 +29,9 @@ from typing import Any
 
 from autograder.errors import AutograderError, ConfigError
 from autograder.grading.student_environment import BrokenInstall, Fault, version_faults
+from autograder.grading.student_locate import find_student_checks, read_student_manifest, selected_tasks
 from autograder.grading.student_results import ENDED, STOPPED, CheckReport, TaskOutcome, outcome_from_dict
-from autograder.manifest import Manifest, ManifestTask, find_checks, read_manifest
+from autograder.manifest import Manifest, ManifestTask, student_folder
 from autograder.sandbox.inside.clock import MAX_STRETCH, TaskClock
 
 LOAD_BUDGET = 300.0  # seconds for the child to start and import torch, the checks and the probes
@@ -228,12 +229,10 @@ def run_check_in_child(folder: Path, task: str | None = None, lang: str | None =
     import tempfile
 
     started = time.monotonic()
-    checks_dir = (checks_dir or find_checks(folder)).resolve()
-    manifest = read_manifest(checks_dir / "manifest.json")
-    pending = [t for t in manifest.tasks if task is None or t.id == task]
-    if not pending:
-        known = ", ".join(t.id for t in manifest.tasks)
-        raise ConfigError(f"no task {task!r} in {manifest.assignment} (its tasks: {known})")
+    checks_dir = (checks_dir or find_student_checks(folder, lang)).resolve()
+    folder = student_folder(folder, checks_dir)
+    manifest = read_student_manifest(checks_dir, lang)
+    pending = list(selected_tasks(manifest, task, lang))
     faults = version_faults()
     if faults:
         raise broken_install([{"key": f.key, "values": f.values} for f in faults], lang or manifest.language)
@@ -252,7 +251,7 @@ def run_check_in_child(folder: Path, task: str | None = None, lang: str | None =
         shutil.rmtree(tmp, ignore_errors=True)
     title = labels.pop("title", "") or manifest.title
     return CheckReport(manifest.assignment, title, chosen, tuple(outcomes), False,
-                       time.monotonic() - started, labels, manifest.kit_version)
+                       time.monotonic() - started, labels, manifest.kit_version, str(folder))
 
 
 def _run_children(manifest: Manifest, pending: list[ManifestTask], folder: Path, checks_dir: Path,

@@ -112,3 +112,30 @@ def test_check_in_a_kernel_has_time_limits_finds_imported_names_and_embeds_the_f
     imported = {name: getattr(module, name) for name in first.names[:1]}
     report = run_check_forked(folder, first.id, "en", imported)
     assert report.tasks[0].status == CHECKED and report.tasks[0].passed, report.tasks[0]
+
+
+def test_check_in_a_notebook_finds_the_folder_from_a_subfolder_and_says_what_stops_it(tmp_path: Path,
+                                                                                  monkeypatch):
+    """Issue #38: check() from notes/ checks the folder's files; outside a folder, or with no torch, it
+    says so in the chosen language, as the terminal does, instead of raising a traceback."""
+    from autograder.grading import student_environment
+    from autograder.grading.notebook_check import NotebookProblem, check_notebook
+    from autograder.grading.student_environment import Fault, describe_faults
+
+    folder = tmp_path / "work"
+    shutil.copytree(STUBS, folder, ignore=shutil.ignore_patterns("__pycache__", "*.whl"))
+    first = MANIFEST.tasks[0]
+    shutil.copy(SOLUTIONS / first.file, folder / first.file)
+    (folder / "notes").mkdir()
+    shown = check_notebook(first.id, folder=folder / "notes", caller={})
+    assert shown.report.folder == str(folder.resolve()) and shown.passed, repr(shown)
+    (tmp_path / "elsewhere").mkdir()
+    lost = check_notebook(folder=tmp_path / "elsewhere", lang="bn", caller={})
+    assert isinstance(lost, NotebookProblem) and lost.exit_code == 2
+    assert "checks/manifest.json নেই" in repr(lost) and 'check(folder="' in repr(lost), repr(lost)
+    missing = [Fault("env_missing", {"package": "torch", "need": "2.4.1"})]
+    monkeypatch.setattr(student_environment, "version_faults", lambda: missing)
+    broken = check_notebook(folder=folder, lang="bn", caller={})
+    assert isinstance(broken, NotebookProblem) and repr(broken) == describe_faults(missing, "bn")
+    assert "--index-url https://download.pytorch.org/whl/cpu" in repr(broken)
+    assert "Traceback" not in broken._repr_html_() and "torch install করা নেই" in broken._repr_html_()

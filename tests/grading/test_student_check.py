@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -65,7 +66,7 @@ def test_stubs_are_not_started_one_line_each_and_exit_1(stubs: Path, mode: str):
     text = render_text(report).splitlines()
     first = MANIFEST.tasks[0]
     assert f"{first.id}: not started, 0/{first.public_points:g}" in text
-    assert len(text) == len(TASKS) + 2  # a title, one line a task, the total
+    assert len(text) == len(TASKS) + 3  # a title, the folder checked, one line a task, the total
     assert len(render_text(report, verbose=True).splitlines()) > len(text)  # --verbose shows every check
 
 
@@ -160,3 +161,41 @@ def test_the_check_path_needs_nothing_of_linux_or_the_sandbox():
     )
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert shown.stdout.strip() == "[]", shown.stdout
+
+
+def test_from_a_subfolder_the_folder_is_found_named_and_its_files_checked(solved: Path):
+    """Issue #38: from notes/ or checks/ the check finds the folder as git finds its root, reads the
+    task files there (not "tinynet.py is missing" for every task) and says which folder it checked."""
+    (solved / "notes").mkdir()
+    in_checks = run_check(solved / "checks")
+    from_notes = run_check_in_child(solved / "notes", start_method="spawn")
+    for report in (in_checks, from_notes):
+        assert report.folder == str(solved.resolve()), report.folder
+        assert report.score == report.max_score == PUBLIC, render_text(report)
+        assert f"checked the folder {solved.resolve()}" in render_text(report).splitlines()[1]
+
+
+def test_bangla_self_check_outside_a_folder_and_of_a_mistake(stubs: Path, tmp_path: Path):
+    """Issue #38: --lang bn answers in Bangla outside a folder and for an unknown task, and a mistake's
+    checks carry no English status word (no FAIL/PASS)."""
+    from autograder.authoring.latin_scan import latin_words
+
+    (tmp_path / "elsewhere").mkdir()
+    nowhere = CliRunner().invoke(main, ["check", str(tmp_path / "elsewhere"), "--lang", "bn"])
+    assert nowhere.exit_code == 2 and "checks/manifest.json নেই" in nowhere.output, nowhere.output
+    assert nowhere.output.startswith("ত্রুটি: ") and latin_words(nowhere.output) == [], nowhere.output
+    unknown = CliRunner().invoke(main, ["check", str(stubs), "--task", "nope", "--lang", "bn"])
+    assert unknown.exit_code == 2 and "'nope' নামে কোনো task নেই" in unknown.output, unknown.output
+    source = (SOLUTIONS / "counting.py").read_text(encoding="utf-8")
+    wrong = source.replace("total += b * a + (b if bias else 0)", "total += b * a + b")  # bias=False ignored
+    assert wrong != source
+    (stubs / "counting.py").write_text(wrong, encoding="utf-8")
+    report = run_check(stubs, "counting", "bn")
+    text = render_text(report, verbose=True)
+    assert report.exit_code == 1 and "  ফেল " in text and "  পাস " in text, text
+    assert not {"FAIL", "PASS", "Observed", "Idea"} & set(re.findall(r"[A-Za-z]+", text)), text
+    shown = text.replace(str(stubs.resolve()), "").replace("counting:", "")  # the folder, the task id
+    assert latin_words(shown) == [], text
+    (stubs / "checks" / "manifest.json").write_text("{", encoding="utf-8")
+    damaged = CliRunner().invoke(main, ["check", str(stubs), "--lang", "bn"])
+    assert damaged.exit_code == 2 and "নতুন একটি কপি চান" in damaged.output, damaged.output
