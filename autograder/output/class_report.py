@@ -281,6 +281,26 @@ def exam_rows(results: list[SubmissionResult], assignment: Assignment) -> ExamRo
     return ExamRows(variants, tuple(options), tuple(swaps), late)
 
 
+def knob_reach(assignment: Assignment) -> dict[str, tuple[str, ...]] | None:
+    """knob -> the tasks its numbers reach, from the graders' params.py (None: no knobs, or the
+    params cannot be read, and every knob is tested on every task)."""
+    if assignment.exam is None or not assignment.exam.variants:
+        return None
+    from autograder.exam.variants import VariantSpace, knob_tasks
+    from autograder.grading.course import load_params_module
+
+    try:
+        module = load_params_module(assignment)
+    except Exception:  # noqa: BLE001  a broken params.py is grading's error to report; the page still shows
+        return None
+    if module is None:
+        return None
+    tasks = [t.id for t in assignment.tasks]
+    sources = {t: "\n".join(p.read_text(encoding="utf-8", errors="replace")
+                            for p in sorted(assignment.graders.glob(f"*/test_{t}.py"))) for t in tasks}
+    return knob_tasks(VariantSpace.of(assignment), module, tasks, sources)
+
+
 def summarize(
     results: list[SubmissionResult], assignment: Assignment, messages: dict[str, dict[str, str]],
     seconds: float, lang: str = "en", skipped: Sequence[tuple[str, str]] = (),
@@ -352,7 +372,8 @@ def summarize(
         review=tuple(sorted(review, key=lambda r: (not r.tampered, r.student, r.task))),
         ui={**REPORT_UI, **engine_ui(), **messages.get("ui", {})},
         lang=lang,
-        stats=exam_statistics(results, assignment.exam.variants if assignment.exam else ()),
+        stats=exam_statistics(results, assignment.exam.variants if assignment.exam else (),
+                              knob_reach(assignment)),
         seconds=seconds,
         exam=assignment.exam is not None or any(r.exam for r in results),
         variants=exam.variants,
