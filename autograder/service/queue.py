@@ -33,7 +33,7 @@ from autograder.exam.plan import plan_for
 from autograder.grading.grader import Plan
 from autograder.grading.options import GradeOptions
 from autograder.grading.pool import GradingPool
-from autograder.grading.provenance import grader_digest, submission_digest
+from autograder.grading.provenance import grader_key, submission_digest
 from autograder.grading.results import SubmissionResult
 from autograder.ledger.grading_claims import RENEW_EVERY
 from autograder.ledger.inbox import Inbox, Received
@@ -87,7 +87,7 @@ class GradingQueue:
         self._count_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self.spool = Path(tempfile.mkdtemp(prefix="autograder-spool-"))
-        self._digests: dict[tuple[str, str], str] = {}
+        self._digests: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}  # with each part's digest
 
     # -- life --------------------------------------------------------------------------------
     def start(self) -> GradingQueue:
@@ -205,13 +205,14 @@ class GradingQueue:
 
     def _grader_digest(self, assignment: str, lang: str) -> str:
         if (assignment, lang) not in self._digests:
-            self._digests[assignment, lang] = grader_digest(self.kit, self.kit.assignment(assignment), lang)
-        return self._digests[assignment, lang]
+            self._digests[assignment, lang] = grader_key(self.kit, self.kit.assignment(assignment), lang)
+        return self._digests[assignment, lang][0]
 
     def _done(self, row: Received, key: tuple[str, str], path: Path, done: Future[SubmissionResult]) -> None:
         try:
             try:
-                result = stamped(done.result(), key, self.signing_key)
+                files = self._digests.get((row.assignment, row.lang), ("", {}))[1]
+                result = stamped(done.result(), key, self.signing_key, files=files)
             except Exception as exc:  # noqa: BLE001  a grading process died (out of memory...): retried
                 retry = row.attempts < MAX_ATTEMPTS
                 log.warning("grading of submission %d stopped (%s)", row.id, type(exc).__name__)
