@@ -69,7 +69,7 @@ class GradingQueue:
     def __init__(self, kit: Kit, inbox: Inbox, *, jobs: int = 1, sandbox: bool = True,
                  lang: str | None = None, secret: bytes | None = None, signing_key: bytes = b"",
                  on_graded: Callable[[Received, SubmissionResult], object] | None = None,
-                 cluster: str | None = None):
+                 cluster: str | None = None, cluster_wait: float = 20.0):
         self.kit = kit
         self.inbox = inbox
         self.jobs = max(1, jobs)
@@ -79,6 +79,7 @@ class GradingQueue:
         self.signing_key = signing_key
         self.on_graded = on_graded
         self.cluster = cluster
+        self.cluster_wait = cluster_wait  # seconds a submission sent to the cluster may find no node
         self.pools: dict[str, Pool] = {}
         self._pool_lock = threading.Lock()
         self._wake = threading.Event()
@@ -130,7 +131,8 @@ class GradingQueue:
                     from autograder.cluster.service_pool import ClusterPool
 
                     self.pools[lang] = ClusterPool(self.cluster, kit, lang,
-                                                   lambda: GradingPool(kit, options, jobs).start())
+                                                   lambda: GradingPool(kit, options, jobs).start(),
+                                                   no_worker_wait=self.cluster_wait)
                 else:
                     self.pools[lang] = GradingPool(kit, options, jobs).start()
             return self.pools[lang]
