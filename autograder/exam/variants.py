@@ -198,6 +198,25 @@ def knob_tasks(space: VariantSpace, params_module: Any, tasks: Sequence[str],
     return reach
 
 
+def knob_reach(assignment: Assignment) -> dict[str, tuple[str, ...]] | None:
+    """knob -> the tasks its numbers reach, from the graders' params.py (None: no knobs, or the
+    params cannot be read, and every knob is tested on every task)."""
+    if assignment.exam is None or not assignment.exam.variants:
+        return None
+    from autograder.grading.course import load_params_module
+
+    try:
+        module = load_params_module(assignment)
+    except Exception:  # noqa: BLE001  a broken params.py is grading's error to report; the page still shows
+        return None
+    if module is None:
+        return None
+    tasks = [t.id for t in assignment.tasks]
+    sources = {t: "\n".join(p.read_text(encoding="utf-8", errors="replace")
+                            for p in sorted(assignment.graders.glob(f"*/test_{t}.py"))) for t in tasks}
+    return knob_tasks(VariantSpace.of(assignment), module, tasks, sources)
+
+
 def _changed_fields(lesson: Any, variants: Sequence[Any]) -> set[str] | None:
     """The fields of the Params that any of `variants` changes (None: they are not dataclasses)."""
     if not dataclasses.is_dataclass(lesson):

@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from autograder import __version__
 from autograder.config import Assignment
+from autograder.exam.variants import knob_reach
 from autograder.grading.results import SubmissionResult
 from autograder.output.charts import bar_chart
 from autograder.output.exam_stats import ExamStatistics, exam_statistics
@@ -279,26 +280,6 @@ def exam_rows(results: list[SubmissionResult], assignment: Assignment) -> ExamRo
         if r.exam.get("late", {}).get("status") in ("late", "past_cutoff", "unknown", "before_start")
     )
     return ExamRows(variants, tuple(options), tuple(swaps), late)
-
-
-def knob_reach(assignment: Assignment) -> dict[str, tuple[str, ...]] | None:
-    """knob -> the tasks its numbers reach, from the graders' params.py (None: no knobs, or the
-    params cannot be read, and every knob is tested on every task)."""
-    if assignment.exam is None or not assignment.exam.variants:
-        return None
-    from autograder.exam.variants import VariantSpace, knob_tasks
-    from autograder.grading.course import load_params_module
-
-    try:
-        module = load_params_module(assignment)
-    except Exception:  # noqa: BLE001  a broken params.py is grading's error to report; the page still shows
-        return None
-    if module is None:
-        return None
-    tasks = [t.id for t in assignment.tasks]
-    sources = {t: "\n".join(p.read_text(encoding="utf-8", errors="replace")
-                            for p in sorted(assignment.graders.glob(f"*/test_{t}.py"))) for t in tasks}
-    return knob_tasks(VariantSpace.of(assignment), module, tasks, sources)
 
 
 def summarize(

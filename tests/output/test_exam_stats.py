@@ -6,8 +6,9 @@ import random
 
 import pytest
 
+from autograder.exam.variants import knob_reach
 from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
-from autograder.output.class_report import knob_reach, render_html, summarize
+from autograder.output.class_report import render_html, summarize
 from autograder.output.exam_stats import (
     EVERYONE,
     NEGATIVE,
