@@ -37,12 +37,15 @@ from autograder.cli.common import err, find_kit, friendly, kit_option
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="Grade on the Dask nodes of this scheduler (`autograder worker`), on this machine when "
                    "none holds its graders.")
+@click.option("--cluster-wait", type=click.FloatRange(min=1), default=20.0, show_default=True,
+              metavar="SECONDS",
+              help="With --cluster: a submission sent there that finds no node this long is graded here.")
 @kit_option
 @friendly
 def serve(host: str, port: int, platform_file: Path | None, demo: bool, data: Path, jobs: int,
           lang: str | None, max_upload_mb: float, uploads_per_minute: int, behind_proxy: bool,
           no_sandbox: bool, workers: int, threads: int | None, cluster: str | None,
-          kit_dir: Path | None) -> None:
+          cluster_wait: float, kit_dir: Path | None) -> None:
     """Serve the tool: LTI 1.3 login and launch, the student's and the instructor's pages."""
     from autograder.service.server import serve as run
     from autograder.service.settings import Limits, ServiceSettings, load_launch
@@ -52,7 +55,7 @@ def serve(host: str, port: int, platform_file: Path | None, demo: bool, data: Pa
     limits = Limits(max_upload_bytes=int(max_upload_mb * 1024 * 1024), uploads_per_minute=uploads_per_minute)
     settings = ServiceSettings(find_kit(kit_dir), data, host=host, port=port, launch=launch, demo=demo,
                                jobs=jobs, sandbox=not no_sandbox, lang=lang, proxied=behind_proxy,
-                               limits=limits, cluster=cluster)
+                               limits=limits, cluster=cluster, cluster_wait=cluster_wait)
     if threads is not None and not workers:
         raise click.UsageError("--threads sets the threads of each gunicorn worker: give --workers N too")
 

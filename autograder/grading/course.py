@@ -123,6 +123,14 @@ def _import_package(folder: Path) -> Any:
     return package
 
 
+def load_params_module(assignment: Assignment) -> ModuleType | None:
+    """The graders' params.py of `assignment` alone (no checks loaded); None when it has none."""
+    folder = assignment.graders.resolve()
+    if not (folder / "params.py").is_file():
+        return None
+    return importlib.import_module(f"{_import_package(folder).__name__}.params")
+
+
 def variant_params(params_module: Any, choices: Mapping[str, Any], where: str) -> Any:
     """params_module.for_variant(choices); a missing hook or a bad choice is a ConfigError."""
     make = getattr(params_module, "for_variant", None)

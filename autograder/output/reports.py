@@ -12,6 +12,7 @@ from typing import Any
 
 from autograder import __version__
 from autograder.config import Assignment
+from autograder.grading.provenance import GRADER_FILES
 from autograder.grading.results import SubmissionResult
 from autograder.ledger import adjustments
 from autograder.ledger.book import Gradebook
@@ -75,7 +76,9 @@ def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
     if result.review:  # for the instructor: lines that look into the interpreter (not penalised)
         extra["review"] = list(result.review)
     if result.provenance:  # what the grade was computed from, and its signature
-        extra["provenance"] = {k: v for k, v in result.provenance.items() if k != adjustments.ADJUSTED}
+        # the per-part digests stay in the gradebook: they name what changed when a grade goes stale
+        extra["provenance"] = {k: v for k, v in result.provenance.items()
+                               if k not in (adjustments.ADJUSTED, GRADER_FILES)}
     if made:  # the graders' total (signed) and the adjustments applied to it
         extra["adjusted"] = result.provenance[adjustments.ADJUSTED]
     return {

@@ -103,7 +103,7 @@ def build_state(settings: ServiceSettings, *, grading: bool = True) -> ServiceSt
         queue = GradingQueue(settings.kit, inbox, jobs=settings.jobs, sandbox=settings.sandbox,
                              lang=settings.lang, signing_key=inbox.book.signing_key(settings.kit.root),
                              on_graded=passback.graded if passback is not None else None,
-                             cluster=settings.cluster)
+                             cluster=settings.cluster, cluster_wait=settings.cluster_wait)
     nonces = sqlite3.connect(settings.gradebook, timeout=60.0, check_same_thread=False)
     per_minute = settings.limits.uploads_per_minute
     rate = UploadRate(per_minute) if grading else SharedUploadRate(settings.gradebook, per_minute)
