@@ -31,7 +31,8 @@ from autograder.service.texts import look
 
 DEMO_STUDENT, DEMO_INSTRUCTOR = "demo-student", "demo-instructor"
 DEMO_NAME = re.compile(r"^[a-z0-9-]{1,40}$")  # /demo/student?as=NAME: another demo student, demo-NAME
-LANGUAGE_NAMES = {"en": "English", "bn": "বাংলা"}  # each named in itself: the demo's language switch
+LANGUAGE_NAMES = {"en": "English", "bn": "বাংলা (Bangla)"}  # each named in itself (and in Latin letters,
+# which an English page without the Bengali font can draw): the demo's language switch
 DEMO_DEADLINE = timedelta(minutes=5)  # an exam's deadline, after the server's start
 DEMO_LATE = timedelta(minutes=5)  # late uploads accepted this long after it (penalised per minute)
 
