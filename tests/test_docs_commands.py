@@ -26,7 +26,7 @@ RUN = re.compile(r"<!-- run(?: exit=(\d+))? -->\n```bash\n(.*?)\n```\n"
                  r"(?:<!-- output -->\n```text\n(.*?)\n```\n)?", re.S)
 ANY_MARKER = re.compile(r"^<!-- (run|output)\b[^>]*-->", re.M)  # at a line's start: not one quoted in prose
 EXAMPLE = re.compile(r"^````.*?^````$", re.S | re.M)
-KIT_PARTS = ("grading.toml", "solutions", "assignments", "examples")
+KIT_PARTS = ("grading.toml", "constraints.txt", "solutions", "assignments", "examples")
 
 
 @dataclass(frozen=True)
