@@ -12,7 +12,7 @@
 
 An assignment's graders import the engine only through this module (checks, conftest.py, the
 references' loader) and `autograder.sandbox.inside.observe` (probes, inside the sandbox); tests/
-holds them to it. The modules behind it may move; these names stay. docs/authoring.md describes
+holds them to it. The modules behind it may move; these names stay. docs/authors/authoring.md describes
 the observation format the probes send and these functions read.
 """
 

@@ -32,7 +32,7 @@ from test_contract_matrix import CONTRACTS, proven
 ROOT = Path(__file__).resolve().parents[1]
 
 # Every task needs at least this many wrong submissions and correct variants of its own
-# (docs/authoring.md); an assignment's `[minimum]` table raises its totals above that.
+# (docs/authors/authoring.md); an assignment's `[minimum]` table raises its totals above that.
 WRONG_PER_TASK = 3
 CORRECT_PER_TASK = 1
 

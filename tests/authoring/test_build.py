@@ -428,7 +428,7 @@ def _blank(cls: type) -> Any:
 
 def _placeholder_call(module: ModuleType, qualname: str) -> Callable[[], object]:
     """A call of the stub `qualname` with a placeholder (None) for every argument without a default:
-    a stub raises before it reads one (docs/authoring.md), so any arguments do. A method is called on
+    a stub raises before it reads one (docs/authors/authoring.md), so any arguments do. A method is called on
     an instance whose __init__ did not run, __init__ through its class, a function directly."""
     owner_name, _, name = qualname.rpartition(".")
     if not owner_name:

@@ -57,7 +57,7 @@ def test_the_scaffold_has_every_part(scaffolded):
     assert section["second_course"]["languages"] == ["en", "bn"]
     assert set(section["second_course"]["tasks"]) == set(TASKS)
     misconceptions = tomllib.loads((folder / "graders/misconceptions.toml").read_text(encoding="utf-8"))
-    # the catalogue's rule (docs/authoring.md): 3 wrong entries a task, each task's keywords covered
+    # the catalogue's rule (docs/authors/authoring.md): 3 wrong entries a task, each task's keywords covered
     per_task = {task: [e["id"] for e in misconceptions["wrong"] if e["task"] == task] for task in TASKS}
     assert {task: len(ids) for task, ids in per_task.items()} == {task: 3 for task in TASKS}
     assert set(misconceptions["required"]) == set(TASKS) and all(misconceptions["required"].values())

@@ -12,7 +12,7 @@ An assignment's probe files import what they need from here (and nothing else of
 
 Each describer reports the exact type name first and the values only when the type is exactly the
 one the contract names (a subclass of Tensor or a list posing as an array sends no values), so the
-check in the grading process decides; the fields are the observation format of docs/authoring.md,
+check in the grading process decides; the fields are the observation format of docs/authors/authoring.md,
 which `autograder.graders.require_array`, `raised_name` and `scalar_type` read. The worker imports
 this module before any submission and the integrity snapshot watches it: a submission cannot swap
 a describer for one that reports what a check wants to see.
