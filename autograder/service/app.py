@@ -23,7 +23,15 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from autograder.errors import AutograderError
 from autograder.ledger.inbox import Inbox
 from autograder.platforms.lti.keys import load_private_key, public_jwk
-from autograder.service import deep_linking, demo, demo_lms, instructor_pages, lti_launch, security, student_pages
+from autograder.service import (
+    deep_linking,
+    demo,
+    demo_lms,
+    instructor_pages,
+    lti_launch,
+    security,
+    student_pages,
+)
 from autograder.service.limits import SharedUploadRate, UploadRate
 from autograder.service.lti_launch import LaunchRefused
 from autograder.service.passback import Passback
