@@ -57,12 +57,51 @@ def _short(value: Any, limit: int = 400) -> str:
 
 
 def _one_line(lines: list[str]) -> str:
-    """A value hypothesis pretty-printed over several lines, on one (`[0,\\n 1]` -> `[0, 1]`)."""
+    """A value hypothesis pretty-printed over several lines, on one (`[0,\\n 1]` -> `[0, 1]`, and
+    `(\\n 1,\\n 2,\\n)` -> `(1, 2)` as Python writes it; a one-item tuple keeps its comma)."""
     text = ""
     for line in lines:
         part = _COMMENT.sub("", line).strip()
-        text += (" " if text.endswith(",") and part else "") + part
+        if part[:1] in _CLOSERS and text.endswith(","):
+            opener = _opening(text)
+            inside = text[opener + 1:-1]
+            one_item_tuple = opener >= 0 and text[opener] == "(" and not _has_top_level_comma(inside)
+            if not one_item_tuple:
+                text = text[:-1]
+        elif text.endswith(",") and part:
+            text += " "
+        text += part
     return text.removesuffix(",")
+
+
+_CLOSERS = ")]}"
+
+
+def _opening(text: str) -> int:
+    """Where the bracket still open at the end of `text` opened (-1: none); strings are not parsed,
+    which is enough for the reprs hypothesis prints of numbers, tuples, lists and arrays."""
+    depth = 0
+    for index in range(len(text) - 1, -1, -1):
+        char = text[index]
+        if char in _CLOSERS:
+            depth += 1
+        elif char in "([{":
+            if depth == 0:
+                return index
+            depth -= 1
+    return -1
+
+
+def _has_top_level_comma(text: str) -> bool:
+    depth = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in _CLOSERS:
+            depth -= 1
+        elif char == "," and depth == 0:
+            return True
+    return False
 
 
 def _arguments(note: str) -> list[tuple[str, str]]:
@@ -71,7 +110,7 @@ def _arguments(note: str) -> list[tuple[str, str]]:
     for line in note.splitlines()[1:]:
         if line.strip() == ")":
             break
-        if _ARGUMENT.match(line):
+        if _ARGUMENT.match(line) and line.strip()[:1] not in _CLOSERS:  # a closing bracket continues
             if line.strip().startswith("#"):  # "# The test always failed when ... varied together."
                 continue
             groups.append([line])

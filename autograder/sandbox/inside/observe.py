@@ -36,6 +36,8 @@ __all__ = [
     "backward_runs",
     "exception",
     "graph_nodes",
+    "hidden_run",
+    "module_structure",
     "numbers",
     "optimizer_steps",
     "qualified",
@@ -158,3 +160,8 @@ def numbers(values: Any) -> dict[str, Any]:
 def as_tensor(values: Any) -> torch.Tensor:
     """A check's input (a NumPy array or nested lists) as a fresh tensor the student may change."""
     return torch.from_numpy(np.array(values, copy=True))
+
+
+# A model's hidden run (structural checks): beside the describers, so probes import it from here. Last,
+# because it uses them.
+from autograder.sandbox.inside.model_runs import hidden_run, module_structure  # noqa: E402
