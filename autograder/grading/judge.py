@@ -41,14 +41,30 @@ def render(graders: Graders, key: str, params: dict[str, Any], example: str = ""
         for part in ("observed", "expected", "idea"):
             label = labels.get(part, part.capitalize())
             if part in entry:
+                values = safe if graders.lang == "en" else _verbatim(entry[part], safe)
                 try:
-                    lines.append(f"{label}: {entry[part].format_map(safe)}")
+                    lines.append(f"{label}: {entry[part].format_map(values)}")
                 except (KeyError, IndexError, ValueError) as exc:
                     lines.append(f"{label}: {entry[part]} [missing value {exc}]")
         text = "\n".join(lines)
     if example:
         text += f"\n{labels.get('failing_input', 'Failing input')}: {example}"
     return text[:FEEDBACK_LIMIT]
+
+
+# Placeholders whose values are code (a call's `what`) or a student's exception text, shown as they are
+# in every language: in another language than English they are set as code (`...`), so that a page
+# shows them as code and the Latin-word scans (authoring/latin_scan.py) leave them alone.
+VERBATIM = frozenset({"call", "what", "message"})
+_CODE_SPAN = re.compile(r"`[^`]*`")
+
+
+def _verbatim(template: str, values: dict[str, str]) -> dict[str, str]:
+    """`values` with each VERBATIM one that `template` does not already put in a code span in backticks."""
+    in_code = {name for span in _CODE_SPAN.findall(template)
+               for name in re.findall(r"\{(\w+)[^{}]*\}", span)}
+    return {k: f"`{v}`" if k in VERBATIM and k not in in_code and v and "`" not in v and "\n" not in v
+            else v for k, v in values.items()}
 
 
 def _short(value: Any, limit: int = 400) -> str:

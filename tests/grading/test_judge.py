@@ -201,3 +201,19 @@ def test_busy_code_gets_one_verdict_whichever_limit_the_sandbox_saw_first(grader
     lower = TaskConfig("demo", "demo.py", 1.0, time_limit=20.0, cpu_limit=5.0)
     key, text = judge.lost_feedback(graders, lower, WorkerLost("cpu_limit", "train"))
     assert key == "engine.cpu_limit" and "5" in text
+
+
+def test_a_calls_what_and_a_passed_through_message_are_code_in_bangla() -> None:
+    """Issue #35: `{call}` (a call's `what`, code) and `{message}` (the student's exception, English) are
+    shown as they are in every language; on a Bangla page they are set as code, so that the Latin-word
+    scan leaves them alone. English feedback is what it always was."""
+    from autograder.authoring.latin_scan import latin_words
+    from autograder.grading.course import load_graders
+
+    assignment = load_kit(ROOT).assignment("nn_module")
+    params = {"call": "sum of squares", "type": "RuntimeError", "message": "size of tensor a", "where": ""}
+    bangla = judge.render(load_graders(assignment, lang="bn"), "common.raised", params)
+    assert "`sum of squares`" in bangla and "`RuntimeError: size of tensor a`" in bangla, bangla
+    assert latin_words(bangla) == [], bangla
+    english = judge.render(load_graders(assignment, lang="en"), "common.raised", params)
+    assert english.startswith("Observed: sum of squares raised `RuntimeError: size of tensor a`"), english
