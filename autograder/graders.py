@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.check_builders.equality import check_equal
+from autograder.check_builders.equality import check_equal, judge_equal
 from autograder.check_builders.structure import (
     check_structure,
     filled,
@@ -78,6 +78,7 @@ __all__ = [  # and the fixtures of _PLUGIN
     "filled",
     "fmt_shape",
     "fmt_values",
+    "judge_equal",
     "judge_layers",
     "judge_structure",
     "note",

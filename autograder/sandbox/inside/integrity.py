@@ -27,7 +27,6 @@ WATCHED = (
     "torch.nn.modules.module", "torch.optim", "torch.autograd", "torch.serialization",
     "autograder.sandbox.codec", "autograder.sandbox.inside.runtime", "autograder.sandbox.inside.integrity",
     "autograder.sandbox.inside.spies", "autograder.sandbox.inside.observe",
-    "autograder.sandbox.inside.model_runs",
 )
 WATCHED_CLASSES = (("torch", "Tensor"), ("torch.nn", "Module"), ("torch.nn", "Parameter"),
                    ("torch.optim", "Optimizer"), ("torch.autograd", "Function"),
