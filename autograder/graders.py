@@ -20,6 +20,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from autograder.check_builders.equality import check_equal, judge_equal
+from autograder.check_builders.structure import (
+    check_structure,
+    filled,
+    judge_layers,
+    judge_structure,
+    pools,
+    read_back,
+)
 from autograder.checks import fail, note, points
 from autograder.compare import (
     close,
@@ -60,16 +69,24 @@ __all__ = [  # and the fixtures of _PLUGIN
     "References",
     "call",
     "call_once",
+    "check_equal",
+    "check_structure",
     "clean",
     "close",
     "describe",
     "fail",
+    "filled",
     "fmt_shape",
     "fmt_values",
+    "judge_equal",
+    "judge_layers",
+    "judge_structure",
     "note",
     "points",
+    "pools",
     "raised_as",
     "raised_name",
+    "read_back",
     "require_array",
     "require_close",
     "require_raised",

@@ -8,6 +8,8 @@ import fnmatch
 import importlib.util
 import inspect
 import itertools
+import os
+import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -411,10 +413,21 @@ _counter = itertools.count()
 
 
 def _load(path: Path) -> ModuleType:
+    """The stub file imported as a student's folder imports it: with its folder on sys.path, so that
+    `from alpha import alpha` in beta.py finds the stub beside it (docs/authors/authoring.md); the modules of
+    that folder leave sys.modules again (another assignment has files of the same names)."""
     spec = importlib.util.spec_from_file_location(f"_stub_{path.stem}_{next(_counter)}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    folder = str(path.parent)
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
+        for name, loaded in list(sys.modules.items()):
+            if str(getattr(loaded, "__file__", "") or "").startswith(folder + os.sep):
+                del sys.modules[name]
     return module
 
 

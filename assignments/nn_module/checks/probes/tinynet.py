@@ -14,9 +14,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from autograder.sandbox.inside.observe import as_tensor, tensor, type_name
+from autograder.sandbox.inside.observe import as_tensor, hidden_run, tensor, type_name
 
-# From _shared.py, run first in the same namespace: _hidden_run, _load_layers, _params, _state,
+# From _shared.py, run first in the same namespace: _load_layers, _params, _state,
 # _state_dict.
 
 
@@ -36,7 +36,7 @@ def tinynet_structure(mod, in_features, hidden, out_features, pool=None, xpool=N
     """The parameters TinyNet registers; with a hidden `pool`, the hidden run on them too."""
     model = mod.TinyNet(in_features, hidden, out_features)
     obs = {"is_module": isinstance(model, nn.Module), "model_type": type_name(model), **_params(model)}
-    return {**obs, "run": _hidden_run(model, pool, xpool)}
+    return {**obs, "run": hidden_run(model, pool, xpool)}
 
 
 def tinynet_forward(mod, sizes, state, xs):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.graders import close, fail, fmt_shape, points
+from autograder.graders import close, fail, fmt_shape, judge_layers, points, pools
 
-from ..challenges import inputs, judge_layers, linear_state, once_per_task, pools, tinynet_outputs
+from ..challenges import inputs, linear_state, once_per_task, tinynet_outputs
 from ..support import call, classification_losses, toy_data
 
 SUPER_HINT = {"Module.__init__() call": "tinynet.super_init"}
