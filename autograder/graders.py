@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from autograder.check_builders.raises import RaisesCase, judge_refusals, mix_valid
+from autograder.check_builders.training import StepMismatch, returned_per_step
 from autograder.checks import fail, note, points
 from autograder.compare import (
     close,
@@ -57,7 +59,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [  # and the fixtures of _PLUGIN
     "ProbeCaller",
+    "RaisesCase",
     "References",
+    "StepMismatch",
     "call",
     "call_once",
     "clean",
@@ -66,6 +70,8 @@ __all__ = [  # and the fixtures of _PLUGIN
     "fail",
     "fmt_shape",
     "fmt_values",
+    "judge_refusals",
+    "mix_valid",
     "note",
     "points",
     "raised_as",
@@ -73,6 +79,7 @@ __all__ = [  # and the fixtures of _PLUGIN
     "require_array",
     "require_close",
     "require_raised",
+    "returned_per_step",
     "scalar_type",
     "tolerance",
 ]

@@ -1,0 +1,1 @@
+"""Reusable shapes of checks (grading side), exported to graders through autograder.graders."""
