@@ -146,12 +146,14 @@ def test_weight_shapes(worker, params, challenge):
 
 def judge_returned_losses(obs: dict, what: str, y: np.ndarray, tol: float) -> None:
     """Loss k of what train_tinynet returned is loss.item() of its own epoch k: the mean cross-entropy
-    of the forward pass the loop made on its k-th weights (seen by the forward hook), or of the hidden
-    initial weights when model(X) never went through the hook (calls_model's business). Judged against
+    of the forward pass the loop made on its k-th weights (seen by the forward hook; epoch 0's is the
+    model's output at the hidden initial weights, computed here, so a forged list earns nothing), only
+    epoch 0 when model(X) never went through the hook (calls_model's business). Judged against
     the loop's own passes, not the reference's run: how it trains is the trajectory's business, and so
     is a loss whose gradients differ from cross-entropy's; only the sum, which Adam cannot tell from
     the mean, is not accepted (a constant factor leaves Adam's steps as they were)."""
-    passes = obs["hook_logits"] or [obs["initial"]]
+    # epoch 0's pass is the model at the hidden initial weights, computed here: the points rest on it
+    passes = [obs["initial"], *obs["hook_logits"][1:]]
     seen = [classification_losses(np.asarray(logits), y) for logits in passes]
     accept = set(seen[0]) - {"cross_entropy_sum"}
     # the probe keeps the logits of the first passes only: the epochs after them are not judged; with
