@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from autograder.check_builders.equality import check_equal, judge_equal
+from autograder.check_builders.raises import RaisesCase, judge_refusals, mix_valid
 from autograder.check_builders.structure import (
     check_structure,
     filled,
@@ -29,6 +30,7 @@ from autograder.check_builders.structure import (
     pools,
     read_back,
 )
+from autograder.check_builders.training import StepMismatch, returned_per_step
 from autograder.checks import fail, note, points
 from autograder.compare import (
     close,
@@ -66,7 +68,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [  # and the fixtures of _PLUGIN
     "ProbeCaller",
+    "RaisesCase",
     "References",
+    "StepMismatch",
     "call",
     "call_once",
     "check_equal",
@@ -80,7 +84,9 @@ __all__ = [  # and the fixtures of _PLUGIN
     "fmt_values",
     "judge_equal",
     "judge_layers",
+    "judge_refusals",
     "judge_structure",
+    "mix_valid",
     "note",
     "points",
     "pools",
@@ -90,6 +96,7 @@ __all__ = [  # and the fixtures of _PLUGIN
     "require_array",
     "require_close",
     "require_raised",
+    "returned_per_step",
     "scalar_type",
     "tolerance",
 ]

@@ -79,12 +79,16 @@ def _returned(losses: Any) -> dict[str, Any]:
 class _Watch:
     """A forward hook on the grader's TinyNet: counts the calls, keeps the first call's logits and the
     cross-entropy of every call on weights other than the previous recorded call's (so a pass repeated
-    on unchanged weights counts once, and weights that never change give a single loss)."""
+    on unchanged weights counts once, and weights that never change give a single loss), and the
+    logits of the first LOGITS such passes (what the loop's returned losses are judged against)."""
+
+    LOGITS = 20
 
     def __init__(self, y: torch.Tensor, width: int):
         self.y, self.width = y, width
         self.calls = 0
         self.losses: list[float] = []
+        self.logits: list[Any] = []
         self.first: Any = None
         self._last: Any = None
 
@@ -100,9 +104,12 @@ class _Watch:
             if self.first is None:
                 self.first = tensor(out.detach())
             self.losses.append(float(nn.functional.cross_entropy(out.detach(), self.y).item()))
+            if len(self.logits) < self.LOGITS:
+                self.logits.append(out.detach().numpy().copy())
 
     def report(self) -> dict[str, Any]:
-        return {"hook_calls": self.calls, "hook_losses": self.losses, "first_logits": self.first}
+        return {"hook_calls": self.calls, "hook_losses": self.losses, "first_logits": self.first,
+                "hook_logits": self.logits}
 
 
 class _GradWatch:
