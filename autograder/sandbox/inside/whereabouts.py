@@ -46,17 +46,25 @@ def _source_line(path: str, number: int) -> str:
     return ""
 
 
-def innermost(frame: FrameType | None, task_dir: str) -> dict[str, Any] | None:
-    """{file, line, function, code} of the innermost frame of `frame`'s stack in `task_dir`'s files."""
+def innermost(frame: FrameType | None, task_dir: str,
+              cells: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+    """{file, line, function, code} of the innermost frame of `frame`'s stack in `task_dir`'s files (or
+    in `cells`: the code a notebook's cells defined, shown as "cell", its line read from linecache)."""
     prefixes = (task_dir + "/", task_dir + os.sep)
     depth = 0
     while frame is not None and depth < 100_000:
         code = frame.f_code
         name = code.co_filename
-        if type(name) is str and name.startswith(prefixes):
-            return {"file": os.path.basename(name)[:NAME_LIMIT], "line": int(frame.f_lineno or 0),
-                    "function": str(code.co_name)[:NAME_LIMIT],
-                    "code": _source_line(name, int(frame.f_lineno or 0))}
+        number = int(frame.f_lineno or 0)
+        if type(name) is str and (name.startswith(prefixes) or name in cells):
+            if name in cells:
+                import linecache
+
+                shown, text = "cell", linecache.getline(name, number).strip()[:CODE_LIMIT]
+            else:
+                shown, text = os.path.basename(name), _source_line(name, number)
+            return {"file": shown[:NAME_LIMIT], "line": number, "function": str(code.co_name)[:NAME_LIMIT],
+                    "code": text}
         frame = frame.f_back
         depth += 1
     return None
@@ -65,9 +73,10 @@ def innermost(frame: FrameType | None, task_dir: str) -> dict[str, Any] | None:
 class Watchdog:
     """Answers "where is the main thread?" on `channel`, from a thread of the task's process."""
 
-    def __init__(self, channel: socket.socket, task_dir: str):
+    def __init__(self, channel: socket.socket, task_dir: str, cells: frozenset[str] = frozenset()):
         self.channel = channel
         self.task_dir = os.path.realpath(task_dir)
+        self.cells = cells
         self.main = threading.get_ident()  # made by the task's main thread, before the student's import
 
     def start(self) -> Watchdog:
@@ -78,7 +87,7 @@ class Watchdog:
     def _tell(self, frame: FrameType | None) -> None:
         # A display string is never worth the task's process: whatever goes wrong, nothing is said.
         with contextlib.suppress(Exception):
-            where = innermost(frame, self.task_dir)
+            where = innermost(frame, self.task_dir, self.cells)
             self.channel.sendall(json.dumps(where).encode() + b"\n")
 
     def _serve(self) -> None:
