@@ -20,10 +20,12 @@ from autograder.grading.course import Graders, load_graders
 from autograder.grading.results import CheckResult
 from autograder.grading.student_results import (
     CHECKED,
+    ENDED,
     MISSING,
     NO_IMPORT,
     NOT_DEFINED,
     NOT_STARTED,
+    STOPPED,
     CheckReport,
     TaskOutcome,
 )
@@ -135,7 +137,8 @@ def check_task(loaded: LoadedChecks, task: ManifestTask, folder: Path,
             key, feedback = judge.lost_feedback(graders, config, first.lost)
             first.close()
             results = judge.failed_all(checks, key, feedback)
-            return TaskOutcome(task.id, task.file, CHECKED, max_score, results)
+            word = STOPPED if first.lost.reason in ("time_limit", "cpu_limit") else ENDED
+            return TaskOutcome(task.id, task.file, word, max_score, results, detail=f"{task.time_limit:g}")
         status = first.status
         session = TaskRuns(task.id, config.time_limit, first, start)
     else:
