@@ -1,4 +1,4 @@
-"""A task's runs: a lost call costs the checks that make it; the others go on in a fresh run, within bounds."""
+"""A task's runs: a lost call costs the checks that make it; the others go on in a fresh run, in bounds."""
 
 from __future__ import annotations
 

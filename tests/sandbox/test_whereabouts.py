@@ -1,4 +1,4 @@
-"""Where a stopped task's code was: the innermost frame in the student's file, asked for or told at SIGXCPU."""
+"""Where a stopped task's code was: the innermost frame in the student's file, asked or told at SIGXCPU."""
 
 from __future__ import annotations
 
@@ -96,7 +96,8 @@ def test_what_a_process_says_is_checked_capped_and_escaped():
     assert checked(b'{"file": "a.py", "line": "9", "function": "f", "code": ""}') is None
     long = checked(('{"file": "a.py", "line": 7, "function": "f", "code": "%s"}' % ("x" * 5000)).encode())
     assert long is not None and len(long["code"]) <= 160
-    shown = StoppedAt.from_plain({"file": "a.py", "line": 7, "function": "f`\n<b>", "code": "x = `1`\x1b[31m"})
+    hostile = {"file": "a.py", "line": 7, "function": "f`\n<b>", "code": "x = `1`\x1b[31m"}
+    shown = StoppedAt.from_plain(hostile)
     assert shown is not None and "`" not in shown.function + shown.code and "\n" not in shown.function
     assert "\x1b" not in shown.code and shown.place == "a.py:7"
     assert StoppedAt.from_plain({"file": "", "line": 7, "function": "f", "code": ""}) is None
