@@ -164,6 +164,10 @@ def falsifying_example(exc: BaseException) -> str:
 
 
 def lost_feedback(graders: Graders, task: TaskConfig, lost: WorkerLost) -> tuple[str, str]:
+    """The feedback of a lost call: which of the student's calls, and where their code was when it
+    was stopped (never a probe's name: the student knows their functions, not the grader's)."""
+    from autograder.grading.task_runs import TIME_BOUND_FACTOR
+
     reason = lost.reason
     if reason == "cpu_limit" and task.cpu_limit >= task.time_limit:
         # Busy code reaches a CPU limit no lower than the time limit at the same moment as the time
@@ -172,9 +176,19 @@ def lost_feedback(graders: Graders, task: TaskConfig, lost: WorkerLost) -> tuple
     key = f"engine.{reason}"
     if key not in graders.messages:
         key = "engine.killed"
-    params = {"limit": f"{task.time_limit:g}", "probe": lost.detail or "?", "memory": task.memory_mb}
+    ui = graders.messages.get("ui", {})
+    at = lost.stopped_at
+    call = f"`{lost.call}`" if lost.call else f"`{at.function}`" if at else ui.get("your_code", "your code")
+    stopped = ""
+    if at is not None:
+        stopped = ui.get("stopped_at", " (stopped at `{where}` in `{function}`: `{code}`)")
+        stopped = stopped.format_map({"where": at.place, "function": at.function, "code": at.code or "..."})
+    params = {"limit": f"{task.time_limit:g}", "call": call, "stopped": stopped, "memory": task.memory_mb,
+              "bound": f"{TIME_BOUND_FACTOR * task.time_limit:g}", "probe": call}
     if reason == "cpu_limit":
         params["limit"] = f"{task.cpu_limit:g}"
+    if reason == "tampered":
+        params["probe"] = lost.detail or "?"  # what changed, not a call
     return key, render(graders, key, params)
 
 
@@ -182,7 +196,8 @@ def student_error_feedback(graders: Graders, err: StudentCodeError, example: str
     where = f" (`{err.where}`)" if err.where else ""  # the same in every language
     if err.type_name == "NotImplementedError":
         key = "engine.not_implemented"
-        params = {"where": err.where or err.probe, "message": err.message}
+        labels = graders.messages.get("ui", {})
+        params = {"where": err.where or labels.get("your_code", "your code"), "message": err.message}
     else:
         key = "engine.student_error"
         params = {"type": err.type_name, "message": err.message, "where": where}
@@ -277,6 +292,9 @@ def run_check(check: Check, session: TaskSession, graders: Graders, task: TaskCo
     key, feedback = "", ""
     notes: list[tuple[str, dict[str, Any]]] = []
     token = NOTES.set(notes)
+    begin = getattr(session, "begin_check", None)
+    if begin is not None:  # a loss in an earlier check does not stop this one (task_runs.py)
+        begin()
     try:
         if not _replay_passes(check, session, graders):
             _call(check, session, graders)

@@ -9,7 +9,7 @@ from typing import Any
 
 from autograder.grading.student_check import run_check
 from autograder.grading.student_report import render_html, render_text
-from autograder.grading.student_results import CheckReport, TaskOutcome, outcome_from_dict
+from autograder.grading.student_results import CheckReport, TaskOutcome
 
 
 @dataclass(frozen=True)
@@ -74,15 +74,20 @@ def _user_namespace(caller: Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 def run_check_forked(folder: Path, task: str | None, lang: str | None,
                      namespace: Mapping[str, Any]) -> CheckReport:
-    """The public checks of the notebook's names, each task in a fork of this kernel timed on its
-    own clock with the task's time limit: an endless loop in a cell costs that task, not the kernel."""
-    import sys
+    """The public checks of the notebook's names, each task's probe calls in forks of this kernel timed
+    on their own clock as the grade times them: an endless loop in a cell costs the checks that call
+    it (their feedback says where it was), not the kernel, nor the task's other checks."""
     import time
 
-    from autograder.grading.student_check import empty_report, load_checks, require_sound_install
-    from autograder.grading.student_child import forked_task
+    from autograder.grading.student_check import (
+        check_task,
+        empty_report,
+        load_checks,
+        output_note,
+        require_sound_install,
+    )
     from autograder.grading.student_locate import find_student_checks, read_student_manifest, selected_tasks
-    from autograder.grading.student_process import empty_folder, no_bytecode, private_tmp
+    from autograder.grading.student_process import capped_output, empty_folder, no_bytecode, private_tmp
     from autograder.manifest import student_folder
     from autograder.sandbox.inside.runtime import load_lazy_torch
 
@@ -100,10 +105,8 @@ def run_check_forked(folder: Path, task: str | None, lang: str | None,
     load_lazy_torch()  # once, in the kernel, before any task's clock starts (its threads stay)
     with no_bytecode(), private_tmp() as tmp:
         for chosen in selected_tasks(loaded.manifest, task, lang):
-            outcome, printed = forked_task(loaded, chosen, str(folder.resolve()), namespace, capture=True)
-            if printed:
-                sys.stdout.write(printed)
-            outcomes.append(outcome_from_dict(outcome))
+            with capped_output(output_note(loaded)):
+                outcomes.append(check_task(loaded, chosen, folder.resolve(), namespace, forked=True))
             empty_folder(tmp)
     return CheckReport(report.assignment, report.title, report.lang, tuple(outcomes), False,
                        time.monotonic() - started, report.labels, report.built_with, str(folder))

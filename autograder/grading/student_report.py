@@ -99,6 +99,9 @@ def text_lines(report: CheckReport, verbose: bool = False) -> list[tuple[str, st
         lines.append(("dim", version_note(report)))
     for outcome in report.tasks:
         lines.append(("ok" if outcome.passed else "fail", task_line(report.labels, outcome)))
+        if outcome.status in (STOPPED, ENDED) and outcome.checks and not verbose:  # why, once
+            lines += [("dim", f"       {label}: {text}" if label else f"       {text}")
+                      for label, text in feedback_lines(outcome.checks[0].feedback, report.labels)]
         shown = verbose or outcome.status == CHECKED
         for check in outcome.checks if shown else ():
             if check.passed and not verbose:
@@ -148,6 +151,13 @@ def _feedback_html(feedback: str, labels: Mapping[str, str]) -> str:
     return "".join(rows)
 
 
+def _why(outcome: TaskOutcome, report: CheckReport) -> str:
+    """Why a task that stopped or ended at its import did so (its checks' one shared feedback)."""
+    if outcome.status not in (STOPPED, ENDED) or not outcome.checks:
+        return ""
+    return _feedback_html(outcome.checks[0].feedback, report.labels)
+
+
 def render_html(report: CheckReport, verbose: bool = False) -> str:
     """The report as one HTML block for a notebook: per task its points, then each failing check."""
     if report.off:
@@ -162,7 +172,8 @@ def render_html(report: CheckReport, verbose: bool = False) -> str:
             f'<td style="{cell}"><b>{html.escape(outcome.task)}</b></td>'
             f'<td style="{cell};color:{colour}" class="points">'
             f'{_num(outcome.score)}/{_num(outcome.max_score)}</td>'
-            f'<td style="{cell}">{html.escape(task_line(report.labels, outcome))}</td></tr>'
+            f'<td style="{cell}">{html.escape(task_line(report.labels, outcome))}'
+            f'{_why(outcome, report)}</td></tr>'
         )
         for check in outcome.checks if verbose or outcome.status == CHECKED else ():
             if check.passed and not verbose:

@@ -81,11 +81,12 @@ def test_check_in_a_kernel_has_time_limits_finds_imported_names_and_embeds_the_f
     """What check() does in a Linux kernel (Colab): each task in a fork of the kernel with its limit."""
     import importlib.util
     import json
+    import linecache
     import sys
 
     from autograder.grading.notebook_check import run_check_forked
     from autograder.grading.student_report import render_html
-    from autograder.grading.student_results import CHECKED, STOPPED
+    from autograder.grading.student_results import CHECKED
 
     if sys.platform != "linux":
         pytest.skip("the kernel is forked on Linux only")
@@ -97,11 +98,21 @@ def test_check_in_a_kernel_has_time_limits_finds_imported_names_and_embeds_the_f
     manifest["tasks"][0]["time_limit"] = 1
     path.write_text(json.dumps(manifest), encoding="utf-8")
     source = (SOLUTIONS / first.file).read_text(encoding="utf-8")
+    cell = source + "\ndef train_tinynet(*args, **kwargs):\n    while True:\n        pass\n"
     endless = {"__name__": "__main__"}
-    exec(compile(source + "\ndef train_tinynet(*args, **kwargs):\n    while True:\n        pass\n",
-                 "<cell>", "exec"), endless)
+    linecache.cache["<cell>"] = (len(cell), None, cell.splitlines(True), "<cell>")  # as IPython keeps cells
+    exec(compile(cell, "<cell>", "exec"), endless)
     report = run_check_forked(folder, first.id, "bn", endless)
-    assert report.tasks[0].status == STOPPED  # the kernel came back: the endless loop cost the task
+    # The kernel came back: the endless loop cost the checks that train, not TinyNet's own checks,
+    # and they say where it was (the cell's line), in Bangla.
+    outcome = report.tasks[0]
+    assert outcome.status == CHECKED and {c.name for c in outcome.checks if c.passed} == {
+        "registration", "weight_shapes"}, [(c.name, c.feedback) for c in outcome.checks]
+    line = cell.splitlines().index("        pass") + 1  # the loop is this line or the one before
+    for check in (c for c in outcome.checks if not c.passed):
+        assert check.message_key == "engine.time_limit" and "`train_tinynet(" in check.feedback
+        assert f"`cell:{line}`" in check.feedback or f"`cell:{line - 1}`" in check.feedback, check.feedback
+        assert "সময়সীমা" in check.feedback
     assert "@font-face" in render_html(report) and "font-weight: 700" in render_html(report)
     # `from tinynet import TinyNet` in a cell, tinynet.py complete beside the notebook
     shutil.copy(SOLUTIONS / first.file, folder / first.file)

@@ -117,6 +117,57 @@ def test_a_task_that_hangs_or_exits_costs_that_task_only(solved: Path):
     assert "stopped after 2 s" in render_text(report)
 
 
+HANGING_TRAIN = Path(__file__).resolve().parents[1] / "hostile" / "loop_in_train.py.txt"
+
+
+def _sleeping_train(folder: Path, limit: float) -> None:
+    """tinynet.py whose train_tinynet never returns (it sleeps on line 22: light on the CPU), with
+    `limit` seconds for the task in the folder's manifest."""
+    source = HANGING_TRAIN.read_text(encoding="utf-8")
+    (folder / "tinynet.py").write_text(
+        source.replace("while True: pass", 'while True: __import__("time").sleep(0.01)'), encoding="utf-8")
+    path = folder / "checks" / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    for task in manifest["tasks"]:
+        if task["id"] == "tinynet":
+            task["time_limit"] = limit
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the self-check times each call where it forks (Linux)")
+@pytest.mark.parametrize("lang", ["en", "bn"])
+def test_a_hanging_call_gets_the_same_verdicts_from_self_check_and_grade(solved: Path, kit, lang: str):
+    """The self-check runs each probe call as the grade does: the hanging train_tinynet costs the same
+    public checks, with the same feedback (train_tinynet and tinynet.py:22), in English and Bangla."""
+    import dataclasses
+
+    from autograder.grading.grader import Grader
+    from autograder.grading.options import GradeOptions
+    from autograder.submissions.collect import collect
+
+    limit = 2.0
+    _sleeping_train(solved, limit)
+    report = run_check_in_child(solved, "tinynet", lang)
+    assignment = kit.assignment("nn_module")
+    task = dataclasses.replace(assignment.task("tinynet"), time_limit=limit, cpu_limit=limit)
+    fast = dataclasses.replace(kit, assignments={**kit.assignments, "nn_module": dataclasses.replace(
+        assignment, tasks=tuple(task if t.id == "tinynet" else t for t in assignment.tasks))})
+    with Grader(fast, "nn_module", GradeOptions(sandbox=False, lang=lang, public_only=True)) as grader:
+        graded = grader.grade_task(task, collect(solved, assignment.given, fast.assignment("nn_module")))
+    checked = {c.name: (c.score, c.message_key, c.feedback) for c in report.tasks[0].checks}
+    assert checked == {c.name: (c.score, c.message_key, c.feedback) for c in graded.checks}
+    kept = {name for name, (score, _, _) in checked.items() if score > 0}
+    assert kept == {"registration", "weight_shapes"}, checked
+    for name, (_, key, feedback) in checked.items():
+        if name not in kept:
+            assert key == "engine.time_limit" and "`train_tinynet(" in feedback, feedback
+            assert "`tinynet.py:22`" in feedback and "sleep(0.01)" in feedback
+            assert "tinynet_train" not in feedback
+    text = render_text(report)
+    assert "tinynet.py:22" in text and "tinynet_train" not in text
+    assert ("সময়সীমা" in text) == (lang == "bn")
+
+
 def test_notebook_names_are_checked_in_process(solved: Path):
     """What check() in a kernel does: the names a notebook defined, no task file needed."""
     task = MANIFEST.tasks[0]
