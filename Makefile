@@ -7,10 +7,13 @@ setup:
 sample: setup
 	.venv/bin/autograder grade examples/class --out graded
 
-# The tests also need Chromium (the browser test of the HTML reports).
+# The tests also need Chromium (the browser test of the HTML reports). The docs site is built strictly
+# (a broken link, a page left out of the nav, a reference that no longer matches the code fail it)
+# into build/site/, which git ignores.
 test:
 	@AUTOGRADER_BROWSER=1 scripts/setup
 	.venv/bin/ruff check .
 	.venv/bin/mypy autograder
 	.venv/bin/lint-imports
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir build/site
 	.venv/bin/python -m pytest -q

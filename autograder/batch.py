@@ -27,7 +27,7 @@ from autograder.grading.course import ENGINE_MESSAGES, load_messages
 from autograder.grading.grader import PlainPlan, Plan
 from autograder.grading.options import DEFAULT_OPTIONS, GradeOptions
 from autograder.grading.pool import GradingPool
-from autograder.grading.provenance import grader_digest, provenance, submission_digest
+from autograder.grading.provenance import changed_parts, grader_key, provenance, submission_digest
 from autograder.grading.results import SubmissionResult
 from autograder.ledger import signing
 from autograder.ledger.book import Gradebook
@@ -53,6 +53,7 @@ class BatchSummary:
     new: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()  # the submission is not the one graded before
     stale: tuple[str, ...] = ()  # the same submission, but the graders changed since
+    stale_files: tuple[str, ...] = ()  # the graders' files whose change made them stale ("": not known)
     busy: tuple[str, ...] = ()  # another live run on this gradebook is grading them
     unsigned: tuple[str, ...] = ()  # graded before the ledger was signed: graded again, and signed
     left_out: tuple[Skipped, ...] = ()  # entries of the submissions folder that were not graded
@@ -62,7 +63,8 @@ class BatchSummary:
         parts = [f"{len(self.new)} new", f"{len(self.changed)} changed"]
         if self.stale:
             shown = ", ".join(map(shown_name, self.stale[:10])) + (", ..." if len(self.stale) > 10 else "")
-            parts.append(f"{len(self.stale)} stale because the graders changed ({shown})")
+            where = self.changed_files()
+            parts.append(f"{len(self.stale)} stale because the graders changed{where} ({shown})")
         else:
             parts.append("0 stale")
         if self.unsigned:
@@ -74,6 +76,14 @@ class BatchSummary:
         if self.left_out:
             text += f"; {len(self.left_out)} entries not graded (listed)"
         return text
+
+    def changed_files(self) -> str:
+        """Which of the graders' files changed, as the stale message names them (" in a, b")."""
+        known = [f for f in self.stale_files if f]
+        if not known:  # only grades recorded before the gradebook kept each file's digest
+            return ""
+        text = " in " + ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+        return text + (" (older grades: files not recorded)" if "" in self.stale_files else "")
 
     def left_out_lines(self) -> list[str]:
         """One line per entry of the submissions folder that was not graded."""
@@ -134,9 +144,9 @@ def list_submissions(folder: Path) -> list[Path]:
 
 
 def read_submissions(kit: Kit, target: Assignment, entries: Sequence[tuple[str, Path]], plan: Plan,
-                     lang: str) -> list[Entry]:
-    """Each submission (student id, path) read once, with the key of the grade it would get."""
-    graders = grader_digest(kit, target, lang)
+                     graders: str) -> list[Entry]:
+    """Each submission (student id, path) read once, with the key of the grade it would get (`graders`:
+    the grader digest)."""
     read = []
     for student, path in entries:
         collected = collect(path, target.given, target)
@@ -146,9 +156,10 @@ def read_submissions(kit: Kit, target: Assignment, entries: Sequence[tuple[str, 
 
 
 def stamped(result: SubmissionResult, key: tuple[str, str], secret: bytes,
-            source: str = "") -> SubmissionResult:
-    """The result with its provenance (`source`: the submission's name as handed in) and signature."""
-    info = {**provenance(*key), "folder": folder_name(result.student), "source": source,
+            source: str = "", files: dict[str, str] | None = None) -> SubmissionResult:
+    """The result with its provenance (`source`: the submission's name as handed in; `files`: the
+    digest of each of the graders' parts) and signature."""
+    info = {**provenance(*key, files), "folder": folder_name(result.student), "source": source,
             "signature": signing.sign(secret, signing.result_text(result, *key))}
     return dataclasses.replace(result, provenance=info)
 
@@ -224,9 +235,12 @@ def grade_batch(
         if not sealed.exists(out):  # an OUT from before the signed list: its students' files written again
             for result in book.standing(target.id):
                 write_files(result)
-        entries = read_submissions(kit, target, roll.entries, plan or PlainPlan(), language)
+        graders, files = grader_key(kit, target, language)
+        entries = read_submissions(kit, target, roll.entries, plan or PlainPlan(), graders)
         known = book.keys(target.id)
         why = {e.student: _why(known.get(e.student), e.key, regrade) for e in entries}
+        stale_files = _stale_files(book, target.id, [e.student for e in entries if why[e.student] == "stale"],
+                                   files)
         due = [e for e in entries if why[e.student]]
         with Claims(book_path) as claims:
             ours, busy = claims.claim(target.id, [e.student for e in due])
@@ -241,7 +255,7 @@ def grade_batch(
             try:
                 if todo:
                     results = executor.grade(kit, target, todo, options, plan, notice)
-                    for _ in _recorded(results, todo, target, book, claims, key, regrade, write):
+                    for _ in _recorded(results, todo, target, book, claims, key, regrade, write, files):
                         recorded += 1
             except BaseException as exc:
                 if recorded:  # the class files follow the ledger, whatever stopped the batch
@@ -262,7 +276,8 @@ def grade_batch(
         return tuple(e.student for e in todo if why[e.student] == reason)
 
     return BatchSummary(len(todo), len(entries) - len(due), time.monotonic() - started, out,
-                        new=named("new"), changed=named("changed"), stale=named("stale"), busy=tuple(busy),
+                        new=named("new"), changed=named("changed"), stale=named("stale"),
+                        stale_files=stale_files if named("stale") else (), busy=tuple(busy),
                         unsigned=named("unsigned"), left_out=roll.skipped, notices=tuple(notices))
 
 
@@ -279,14 +294,24 @@ def _why(known: tuple[str, str] | None, key: tuple[str, str], regrade: bool) -> 
     return "changed" if regrade else ""
 
 
+def _stale_files(book: Gradebook, assignment: str, students: Sequence[str],
+                 now: dict[str, str]) -> tuple[str, ...]:
+    """The graders' parts whose digest differs from those the stale grades were computed with
+    (with "" when some grade was recorded without the per-part digests)."""
+    found: set[str] = set()
+    for before in book.grader_files(assignment, students).values():
+        found |= set(changed_parts(before, now)) if before else {""}
+    return tuple(sorted(found))
+
+
 def _recorded(results: Iterator[SubmissionResult], todo: list[Entry], target: Assignment, book: Gradebook,
-              claims: Claims, key: bytes, regrade: bool,
-              write: Callable[[SubmissionResult], None]) -> Iterator[SubmissionResult]:
+              claims: Claims, key: bytes, regrade: bool, write: Callable[[SubmissionResult], None],
+              files: dict[str, str] | None = None) -> Iterator[SubmissionResult]:
     """Each result signed, written to the student's files and recorded, as it arrives."""
     by_student = {e.student: e for e in todo}
     for result in results:
         entry = by_student[result.student]
-        result = stamped(result, entry.key, key, entry.path.name)
+        result = stamped(result, entry.key, key, entry.path.name, files)
         write(book.adjusted(result))  # the files show the grade as it counts: the adjustments outlast it
         # One transaction per student, with the claim's release: a kill loses nothing graded.
         release = functools.partial(claims.release_in, assignment=target.id, student=result.student)

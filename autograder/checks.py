@@ -44,13 +44,53 @@ class StudentCodeError(Exception):
         self.where = where
 
 
-class WorkerLost(Exception):
-    """The task's worker is gone (time, memory or output limit, crash, exit); the task is over."""
+@dataclass(frozen=True)
+class StoppedAt:
+    """Where the student's code was when its process was stopped: the innermost frame in their files.
 
-    def __init__(self, reason: str, detail: str = ""):
+    The stopped process said so (it is the student's process): a display string, never evidence."""
+
+    file: str
+    line: int
+    function: str
+    code: str
+
+    @staticmethod
+    def from_plain(value: Any) -> StoppedAt | None:
+        """From untrusted plain data: every part a one-line, capped text without backticks, or None."""
+        if type(value) is not dict:
+            return None
+        file, line, function, code = (value.get(k) for k in ("file", "line", "function", "code"))
+        if not (type(file) is type(function) is type(code) is str and type(line) is int):
+            return None
+        if not file.strip() or line <= 0:
+            return None
+        return StoppedAt(_display(file, 120), min(line, 10**9), _display(function, 120), _display(code, 160))
+
+    @property
+    def place(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def _display(text: str, limit: int) -> str:
+    """One line of untrusted text for feedback: no control characters or backticks, at most `limit` long."""
+    text = "".join(" " if (ch < " " or ch == "\x7f") else ch for ch in text).replace("`", "'").strip()
+    text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates become "?"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class WorkerLost(Exception):
+    """A call's process is gone (time, memory or output limit, crash, exit): that call is lost.
+
+    `call`: how the check that made the call names it (`train_tinynet(model, X, y)`); `stopped_at`:
+    where the student's code was when it was stopped for its time."""
+
+    def __init__(self, reason: str, detail: str = "", stopped_at: StoppedAt | None = None, call: str = ""):
         super().__init__(reason)
         self.reason = reason  # a message key in the engine's catalogue
-        self.detail = detail
+        self.detail = detail  # for the kit's own logs: never shown to a student (it may be a probe's name)
+        self.stopped_at = stopped_at
+        self.call = call
 
 
 def points(value: float) -> Callable[[CheckFunction], CheckFunction]:

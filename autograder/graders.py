@@ -12,7 +12,7 @@
 
 An assignment's graders import the engine only through this module (checks, conftest.py, the
 references' loader) and `autograder.sandbox.inside.observe` (probes, inside the sandbox); tests/
-holds them to it. The modules behind it may move; these names stay. docs/authoring.md describes
+holds them to it. The modules behind it may move; these names stay. docs/authors/authoring.md describes
 the observation format the probes send and these functions read.
 """
 
@@ -20,6 +20,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from autograder.check_builders.equality import check_equal, judge_equal
+from autograder.check_builders.raises import RaisesCase, judge_refusals, mix_valid
+from autograder.check_builders.structure import (
+    check_structure,
+    filled,
+    judge_layers,
+    judge_structure,
+    pools,
+    read_back,
+)
+from autograder.check_builders.training import StepMismatch, returned_per_step
 from autograder.checks import fail, note, points
 from autograder.compare import (
     close,
@@ -57,22 +68,35 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [  # and the fixtures of _PLUGIN
     "ProbeCaller",
+    "RaisesCase",
     "References",
+    "StepMismatch",
     "call",
     "call_once",
+    "check_equal",
+    "check_structure",
     "clean",
     "close",
     "describe",
     "fail",
+    "filled",
     "fmt_shape",
     "fmt_values",
+    "judge_equal",
+    "judge_layers",
+    "judge_refusals",
+    "judge_structure",
+    "mix_valid",
     "note",
     "points",
+    "pools",
     "raised_as",
     "raised_name",
+    "read_back",
     "require_array",
     "require_close",
     "require_raised",
+    "returned_per_step",
     "scalar_type",
     "tolerance",
 ]

@@ -105,9 +105,12 @@ def _task(data: Any, where: str) -> ManifestTask:
                         _number(data.get("time_limit", 20.0), f"{where}.time_limit"), tuple(hidden))
 
 
+MANIFEST_FIX = "ask for a fresh copy of the assignment folder"
+
+
 def read_manifest(path: Path) -> Manifest:
     """Parse checks/manifest.json; every problem names the file and what to do."""
-    fix = "ask for a fresh copy of the assignment folder"
+    fix = MANIFEST_FIX
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -135,6 +138,13 @@ def read_manifest(path: Path) -> Manifest:
         tuple(_task(t, f"{where}: tasks[{i}]") for i, t in enumerate(tasks)), tuple(given),
         language, check, str(data.get("kit_version", "")), tuple(languages),
     )
+
+
+def student_folder(start: Path, checks_dir: Path) -> Path:
+    """The folder whose task files are checked: the one holding `checks_dir` when `start` is inside it
+    (as git finds its root: notes/ or checks/ itself), else `start` (a kit's built checks on a folder)."""
+    start, root = start.resolve(), checks_dir.resolve().parent
+    return root if start == root or root in start.parents else start
 
 
 def find_checks(start: Path) -> Path:

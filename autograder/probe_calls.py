@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from autograder.checks import StudentCodeError, TaskSession, fail
+from autograder.checks import StudentCodeError, TaskSession, WorkerLost, fail
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -90,6 +90,9 @@ class ProbeCaller:
             return worker.call(probe, **kwargs)
         except StudentCodeError as err:
             self.student_error(err, what, hints)
+        except WorkerLost as lost:  # its feedback names the student's call, never the probe
+            lost.call = lost.call or what
+            raise
 
     def call_once(self, worker: TaskSession, probe: str, what: str,
                   hints: Mapping[str, str] | None = None, **kwargs: Any) -> Any:

@@ -12,10 +12,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _sections() -> dict[str, dict]:
+    with (ROOT / "grading.toml").open("rb") as f:
+        return dict(tomllib.load(f).get("assignments", {}))
+
+
+def languages(assignment: str) -> tuple[str, ...]:
+    """The feedback languages grading.toml declares for `assignment` (default English only)."""
+    return tuple(_sections()[assignment].get("languages", ["en"]))
+
+
 def assignment_ids() -> list[str]:
     """Assignment ids in grading.toml order that have solutions/<id>/ and extend no other."""
-    with (ROOT / "grading.toml").open("rb") as f:
-        sections = tomllib.load(f).get("assignments", {})
+    sections = _sections()
     return [
         name
         for name, section in sections.items()

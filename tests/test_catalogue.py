@@ -5,11 +5,12 @@ Every assignment under `solutions/` with its own grading.toml section (exam exte
 graders and are left out) keeps its catalogue with its graders, private (never shipped to students):
 `solutions/<id>/graders/misconceptions.toml` lists wrong submissions, each a small edit of one reference
 file (one mistake): the task it breaks must lose points with feedback naming the misconception, and every
-other task must keep full marks. One mistake, one charge: `fails` lists exactly the checks of its task the
-mistake must fail (those whose own property it breaks) and `must_not_fail` the checks a cascade would hit
-(the task's other checks of the same function or class, every check relying, in the task's contract
-matrix, on a property the failing checks prove, and any the graders of issue #20 failed too); the grading must
-fail exactly `fails` and none of `must_not_fail`. Its `[required]` table names, per task, the
+other task must keep full marks (but a task whose file imports the broken one: it uses the student's
+function). One mistake, one charge: `fails` lists exactly the checks of its task the mistake must fail
+(those whose own property it breaks) and `must_not_fail` the checks a cascade would hit (the task's
+other checks of the same function or class, every check relying, in the task's contract matrix, on a
+property the failing checks prove, and any the graders of issue #20 failed too); the grading must fail
+exactly `fails` and none of `must_not_fail`. Its `[required]` table names, per task, the
 misconceptions agreed with the grader writer (a keyword some entry's feedback must contain).
 `solutions/<id>/graders/correct/<variant>/` holds correct files written in other styles: overlaid on the
 reference they must score full marks (grading.toml's total). The reference scores full marks
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import shutil
 import tomllib
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,22 +29,12 @@ import pytest
 from kit_assignments import ASSIGNMENTS
 from test_contract_matrix import CONTRACTS, proven
 
+from autograder.authoring.task_imports import dependents
+
 ROOT = Path(__file__).resolve().parents[1]
 
-# Every task needs at least this many wrong submissions and correct variants of its own
-# (docs/authoring.md); an assignment's `[minimum]` table raises its totals above that.
-WRONG_PER_TASK = 3
-CORRECT_PER_TASK = 1
-
-
-@dataclass(frozen=True)
-class Minimum:
-    """How big an assignment's catalogue must at least be."""
-
-    wrong: int  # wrong submissions in all
-    correct: int  # correct variants in all
-    wrong_per_task: int = WRONG_PER_TASK  # wrong submissions of every task
-    correct_per_task: int = CORRECT_PER_TASK  # correct variants replacing every task's file
+# The static rules a catalogue follows (sizes, entries, [required], correct variants) are doctor's:
+# autograder/authoring/misconception_rules.py. This module grades the entries.
 
 
 @dataclass(frozen=True)
@@ -57,19 +47,11 @@ class Catalogue:
     wrong: tuple[dict[str, Any], ...]
     required: dict[str, list[str]]
     variants: tuple[Path, ...]
-    declared_minimum: dict[str, int]  # the catalogue's [minimum] table
     traps: tuple[str, ...]  # the catalogue's [lesson] traps
 
     @property
     def graders(self) -> Path:
         return self.solutions / "graders"
-
-    @property
-    def minimum(self) -> Minimum:
-        """The catalogue's own [minimum], never below the per-task rule."""
-        wrong = max(self.declared_minimum.get("wrong", 0), WRONG_PER_TASK * len(self.tasks))
-        correct = max(self.declared_minimum.get("correct", 0), CORRECT_PER_TASK * len(self.tasks))
-        return Minimum(wrong=wrong, correct=correct)
 
 
 def load_catalogue(assignment: str) -> Catalogue:
@@ -90,7 +72,6 @@ def load_catalogue(assignment: str) -> Catalogue:
         wrong=tuple(data.get("wrong", [])),
         required=data.get("required", {}),
         variants=tuple(variants),
-        declared_minimum=data.get("minimum", {}),
         traps=tuple(data.get("lesson", {}).get("traps", [])),
     )
 
@@ -194,48 +175,14 @@ def test_task_files_are_the_reference_and_stub_files(catalogue):
         assert (catalogue.stubs / name).is_file(), f"assignments/{catalogue.assignment}/{name}: not built"
 
 
-def test_minimum_table_is_well_formed(catalogue):
-    assert set(catalogue.declared_minimum) <= {"wrong", "correct"}, sorted(catalogue.declared_minimum)
-    assert all(isinstance(v, int) and v >= 0 for v in catalogue.declared_minimum.values())
+def test_the_catalogue_follows_doctors_rules(catalogue):
+    """The static rules (sizes per task and [minimum], well-formed entries whose edits apply once to the
+    reference and whose check ids are their task's, [required] covered, a correct variant per task) are
+    `autograder doctor`'s own (autograder/authoring/misconception_rules.py): one set of rules."""
+    from autograder.authoring.misconception_rules import misconception_problems
+    from autograder.config import load_kit
 
-
-def test_catalogue_sizes(catalogue):
-    minimum = catalogue.minimum
-    wrong, variants = len(catalogue.wrong), len(catalogue.variants)
-    assert wrong >= minimum.wrong, f"only {wrong} wrong submissions, want >= {minimum.wrong}"
-    assert variants >= minimum.correct, f"only {variants} correct variants, want >= {minimum.correct}"
-    per_task = Counter(e["task"] for e in catalogue.wrong)
-    few = {t: per_task[t] for t in catalogue.tasks if per_task[t] < minimum.wrong_per_task}
-    assert not few, f"tasks with fewer than {minimum.wrong_per_task} wrong submissions: {few}"
-    replaced = Counter(src.stem for v in catalogue.variants for src in v.glob("*.py"))
-    few = {t: replaced[t] for t in catalogue.tasks if replaced[t] < minimum.correct_per_task}
-    assert not few, f"tasks with fewer than {minimum.correct_per_task} correct variants: {few}"
-
-
-def test_catalogue_entries_are_well_formed(catalogue):
-    ids = [e.get("id") for e in catalogue.wrong]
-    assert len(ids) == len(set(ids)), "duplicate ids in misconceptions.toml"
-    for entry in catalogue.wrong:
-        assert set(entry) == ENTRY_KEYS, (entry.get("id"), sorted(set(entry) ^ ENTRY_KEYS))
-        assert entry["task"] in catalogue.tasks, entry["id"]
-        assert entry["file"] == catalogue.tasks[entry["task"]], entry["id"]
-        assert entry["replace"] and all(
-            isinstance(pair, list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)
-            for pair in entry["replace"]
-        ), entry["id"]
-        assert entry["feedback"] and all(isinstance(k, str) and k for k in entry["feedback"]), entry["id"]
-        assert entry["why"].strip(), entry["id"]
-        fails, spared = entry["fails"], entry["must_not_fail"]
-        assert fails and all(isinstance(c, str) for c in fails), f"{entry['id']}: fails must name checks"
-        assert isinstance(spared, list) and all(isinstance(c, str) for c in spared), entry["id"]
-        assert len(set(fails)) == len(fails) and len(set(spared)) == len(spared), entry["id"]
-        assert not set(fails) & set(spared), f"{entry['id']}: in both fails and must_not_fail"
-        task_checks = checks_of(catalogue, entry["task"])
-        unknown = sorted((set(fails) | set(spared)) - task_checks)
-        assert not unknown, f"{entry['id']}: {unknown} are not checks of task {entry['task']}"
-
-
-ENTRY_KEYS = {"id", "task", "file", "replace", "feedback", "why", "fails", "must_not_fail"}
+    assert list(misconception_problems(load_kit(ROOT).assignment(catalogue.assignment))) == []
 
 
 def checks_of(cat: Catalogue, task: str) -> set[str]:
@@ -277,37 +224,6 @@ def test_the_lessons_named_traps_fail_a_public_check(catalogue):
     assert len(set(traps)) == len(traps), f"a trap named twice: {traps}"
     assert set(traps) <= set(entries), sorted(set(traps) - set(entries))
     assert {trap: entries[trap]["fails"] for trap in traps if not set(entries[trap]["fails"]) & public} == {}
-
-
-def test_required_keywords_are_well_formed(catalogue):
-    """Every task has its agreed misconceptions in the `[required]` table, and only tasks do."""
-    differ = sorted(set(catalogue.required) ^ set(catalogue.tasks))
-    assert not differ, f"tasks and [required] differ: {differ}"
-    for task, keywords in catalogue.required.items():
-        assert keywords and all(isinstance(k, str) and k for k in keywords), task
-
-
-def test_every_misconception_is_covered(catalogue):
-    covered = {(e["task"], k.lower()) for e in catalogue.wrong for k in e["feedback"]}
-    missing = [
-        (task, keyword)
-        for task, keywords in catalogue.required.items()
-        for keyword in keywords
-        if (task, keyword.lower()) not in covered
-    ]
-    assert not missing, f"misconceptions without a catalogue entry: {missing}"
-
-
-def test_every_task_has_correct_variants(catalogue):
-    replaced = {src.stem for v in catalogue.variants for src in v.glob("*.py")}
-    assert set(catalogue.tasks) <= replaced, f"no correct variant for {set(catalogue.tasks) - replaced}"
-
-
-@pytest.mark.parametrize(("cat", "entry"), WRONG, ids=WRONG_IDS)
-def test_edit_applies_to_reference(cat, entry):
-    """Each `old` occurs exactly once in the current reference (a drifted reference is caught)."""
-    text = (cat.solutions / entry["file"]).read_text()
-    assert apply_edit(text, entry["replace"], entry["id"]) != text
 
 
 # ----------------------------------------------------------------------------- grading
@@ -356,7 +272,9 @@ def test_wrong_submission_is_caught(assignment_grader, tmp_path, cat, entry):
     feedback = task_feedback(broken).lower()
     missing = [k for k in entry["feedback"] if k.lower() not in feedback]
     assert not missing, f"{entry['id']}: feedback lacks {missing}:\n" + describe(result, {entry["task"]})
-    others = [t for t in result.tasks if t.task != entry["task"] and t.score != t.max_score]
+    importers = dependents(grader.assignment, entry["task"])  # they use its function, mistake and all
+    others = [t for t in result.tasks if t.task != entry["task"] and t.task not in importers
+              and t.score != t.max_score]
     assert not others, f"{entry['id']} cost points in other tasks:\n" + describe(
         result, {t.task for t in others}
     )

@@ -4,6 +4,11 @@ For every task: each property the assignment's SPEC states is proven on every pa
 the matrix says why it does not hold there), by checks that exist among the graders' checks as the
 engine loads them; every check proves something; every check says which properties it relies on
 (`relies_on`: of its own task, never one it proves itself); the private matrix is never shipped.
+One mistake, one charge (issue #34): every property names its one owning check (`owner`, a check that
+proves it) and the catalogued mistake that breaks it alone (`mutant`, an entry of the task's
+graders/misconceptions.toml whose `fails` is exactly the owner; tests/test_catalogue.py grades it), a
+different one per property; a property no single mistake can break without a second check (`shared`,
+the reason) is a known gap listed in SHARED.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from autograder.config import Kit
 from autograder.grading.course import load_graders
 
 ROOT = Path(__file__).resolve().parents[1]
-PROPERTY_KEYS = {"id", "of", "says", "proven_by", "not_on"}
+PROPERTY_KEYS = {"id", "of", "says", "proven_by", "not_on", "owner", "mutant", "shared"}
 TABLE_KEYS = {"paths", "properties", "relies_on", "answers_are_data"}
 
 
@@ -32,7 +37,14 @@ def load_matrix(assignment: str) -> dict[str, Any]:
         return tomllib.load(f)
 
 
+def load_wrong(assignment: str) -> list[dict[str, Any]]:
+    """The [[wrong]] entries of the assignment's graders/misconceptions.toml (none without one)."""
+    path = ROOT / "solutions" / assignment / "graders" / "misconceptions.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8")).get("wrong", []) if path.is_file() else []
+
+
 CONTRACTS = {assignment: load_matrix(assignment) for assignment in ASSIGNMENTS}
+WRONG = {assignment: load_wrong(assignment) for assignment in ASSIGNMENTS}
 TASKS = [(a, task) for a in ASSIGNMENTS for task in sorted(CONTRACTS[a])]
 TASK_IDS = [f"{a}:{task}" for a, task in TASKS]
 
@@ -205,11 +217,114 @@ def test_every_check_says_what_it_relies_on(assignment, task, checks):
     assert not problems, "\n  ".join(["[relies_on] problems:", *problems])
 
 
+def ownership_problems(table: dict[str, Any], task: str, wrong: list[dict[str, Any]]) -> list[str]:
+    """What keeps one task's properties from having one owner each, proved by a mistake of their own:
+    an owner missing or not a check that proves the property; neither a mutant nor a `shared` reason
+    (or both); a mutant that is not an entry of the task, or whose `fails` is not exactly the owner;
+    one mutant named for two properties."""
+    entries = {e.get("id"): e for e in wrong if e.get("task") == task}
+    problems, seen = [], {}
+    for prop in _properties(table):
+        where = f"{task}.{prop['id']}"
+        owner, mutant, shared = prop.get("owner"), prop.get("mutant"), prop.get("shared")
+        proving = {check for ids in prop["proven_by"].values() for check in ids}
+        if not isinstance(owner, str) or owner not in proving:
+            problems.append(f"{where}: owner {owner!r} is not one of the checks proving it {sorted(proving)}")
+        if (mutant is None) == (shared is None):
+            problems.append(
+                f"{where}: needs exactly one of mutant (a catalogued mistake) and shared (why none)")
+            continue
+        if shared is not None:
+            if not isinstance(shared, str) or not shared.strip():
+                problems.append(f"{where}: shared must say why no single mistake breaks it alone")
+            continue
+        entry = entries.get(mutant)
+        if entry is None:
+            problems.append(f"{where}: mutant {mutant!r} is not a [[wrong]] entry of task {task}")
+        elif entry.get("fails") != [owner]:
+            problems.append(f"{where}: mutant {mutant!r} fails {entry.get('fails')}, not exactly [{owner!r}]")
+        if mutant in seen:
+            problems.append(f"{where}: mutant {mutant!r} is already {seen[mutant]}'s: "
+                            "one mutant per property")
+        seen[mutant] = where
+    return problems
+
+
+@pytest.mark.parametrize(("assignment", "task"), TASKS, ids=TASK_IDS)
+def test_every_property_has_one_owner_proved_by_a_mutant(assignment, task, checks):
+    """Each property: its one owning check (a check the engine loads), and a catalogued mistake that
+    breaks it alone and fails exactly that check (tests/test_catalogue.py grades every entry and holds
+    it to its `fails`)."""
+    table = CONTRACTS[assignment][task]
+    loaded = checks[assignment].get(task, set())
+    problems = [f"{task}.{prop['id']}: owner {prop.get('owner')!r} is not a check the engine loads"
+                for prop in _properties(table) if prop.get("owner") not in loaded]
+    problems += ownership_problems(table, task, WRONG[assignment])
+    assert not problems, "properties without an owner proved by a mutant:\n  " + "\n  ".join(problems)
+
+
+def test_the_ownership_rules_catch_gaps():
+    """The rules themselves: no owner, an owner that does not prove it, no mutant, a mutant that fails
+    another check too or is not the task's, one mutant for two properties."""
+    def prop(pid, **more):
+        return {"id": pid, "of": "f", "says": "...", "proven_by": {"a": ["t.one"], "b": ["t.two"]}, **more}
+
+    wrong = [{"id": "m1", "task": "t", "fails": ["t.one"]},
+             {"id": "m2", "task": "t", "fails": ["t.one", "t.two"]},
+             {"id": "m3", "task": "u", "fails": ["t.two"]}]
+    table = {"properties": [prop("p", owner="t.one", mutant="m1")]}
+    assert ownership_problems(table, "t", wrong) == []
+    table = {"properties": [prop("p", mutant="m1"), prop("q", owner="t.three", mutant="m1")]}
+    assert ownership_problems(table, "t", wrong) == [
+        "t.p: owner None is not one of the checks proving it ['t.one', 't.two']",
+        "t.p: mutant 'm1' fails ['t.one'], not exactly [None]",
+        "t.q: owner 't.three' is not one of the checks proving it ['t.one', 't.two']",
+        "t.q: mutant 'm1' fails ['t.one'], not exactly ['t.three']",
+        "t.q: mutant 'm1' is already t.p's: one mutant per property"]
+    table = {"properties": [prop("p", owner="t.one"), prop("q", owner="t.one", mutant="m2"),
+                            prop("r", owner="t.two", mutant="m3"), prop("s", owner="t.two", shared="why")]}
+    assert ownership_problems(table, "t", wrong) == [
+        "t.p: needs exactly one of mutant (a catalogued mistake) and shared (why none)",
+        "t.q: mutant 'm2' fails ['t.one', 't.two'], not exactly ['t.one']",
+        "t.r: mutant 'm3' is not a [[wrong]] entry of task t"]
+
+
+# Properties no single catalogued mistake breaks without failing a second check (`shared`, with the
+# reason, in the matrix): one mistake is charged twice there. Known gaps, listed on purpose so that a
+# new one is a decision, and one closed (given an owner's mutant) must leave the list.
+SHARED = {
+    ("nn_module", "tinynet", "shapes_and_count"),  # weight_shapes (lesson's sizes) and random_sizes
+    ("nn_module", "tinynet", "zero_grad"),  # a stale gradient changes the trajectory too
+    ("nn_module", "delivery", "double_converts_buffers"),  # a tensor .double() misses is not registered
+    ("nn_module", "checkpoint", "saves_state_dict"),  # what is not a state_dict does not load back either
+    ("nn_module", "checkpoint", "refuses_unsafe"),  # one weights_only=True refuses both unsafe files
+    ("nn_module", "numpy_forward", "linear"),  # the lesson's example and square weights alike
+    ("tensors_autograd", "tensors", "shares_memory"),
+    ("tensors_autograd", "tensors", "to_numpy_untouched"),
+    ("tensors_autograd", "tensors", "row_dots_values"),
+    ("tensors_autograd", "autograd", "autograd_value"),
+    ("tensors_autograd", "autograd", "no_leftover"),
+    ("tensors_autograd", "autograd", "manual_value"),
+    ("tensors_autograd", "descent", "fit_lr"),
+    ("tensors_autograd", "training", "zero_grad"),
+    ("tensors_autograd", "counting", "count_value"),
+    ("tensors_autograd", "counting", "count_int"),
+}
+
+
+def test_shared_properties_are_the_known_ones():
+    shared = {(assignment, task, prop["id"]) for assignment, task in TASKS
+              for prop in _properties(CONTRACTS[assignment][task]) if "shared" in prop}
+    assert shared == SHARED, (
+        f"new shared properties: {sorted(shared - SHARED)}; now owned: {sorted(SHARED - shared)}")
+
+
 # Pairs where the property holds but the matrix argues it from other checks instead of checking it on
 # that path (`not_on` reason "HOLDS, argued not checked: ..."): known gaps, listed here on purpose so
 # that a new one is a decision, not an accident. Most are a type or a shape that does not depend on
 # the path (checking it again would charge one slip twice).
 ARGUED = {
+    ("nn_module", "tinynet", "registered", "random_sizes"),  # names: random_sizes reads the layers by role
     ("nn_module", "dropout", "statistics", "train_again"),  # 128 values of the modes check: too few
     ("nn_module", "dropout", "rng_only", "train_again"),  # the same layer and rng as train_mid after train()
     ("nn_module", "delivery", "output_shape", "train_batch"),  # nn.Dropout keeps its input's shape

@@ -317,8 +317,10 @@ CASES = [
     Case("sys_exit_in_function", "numpy_forward.py", says=("SystemExit",)),
     # Hangs: cut at the budget from outside.
     Case("loop_at_import", "counting.py", TIME_KEYS),
-    Case("loop_in_function", "containers.py", TIME_KEYS),
-    Case("loop_in_thread", "delivery.py", TIME_KEYS),
+    # A hanging call costs the checks that make it; past the task's bound (twice its limit) the
+    # remaining calls are refused (engine.not_run).
+    Case("loop_in_function", "containers.py", TIME_KEYS | keys("not_run")),
+    Case("loop_in_thread", "delivery.py", TIME_KEYS | keys("not_run")),
     Case("sleep_at_import", "tinynet.py", keys("time_limit")),
     Case("ignored_signals", "counting.py", TIME_KEYS),
     # Processes: everything the task started dies with it.
@@ -541,6 +543,45 @@ def test_worker_killed_mid_task_is_replaced(suite: Suite, reference_copy: Path) 
     assert suite.grader.worker.starts == started + 1
     check_verdict(result, Case("worker_killed", "tinynet.py", keys("killed")))
     check_contained(suite, result, started + 1)
+    check_clean_after(suite)
+
+
+# -- issue #34: a hanging call costs the checks that make it, not the task -----------------------
+KEPT_BY_A_HANGING_TRAIN = {"registration", "weight_shapes", "random_sizes", "forward_formula"}
+
+
+def probe_names(kit: Kit) -> set[str]:
+    """The names of the assignment's probes, but for those that are a student's function too
+    (numpy_forward's `delivery_forward`): never shown to a student."""
+    source = load_graders(kit.assignment("nn_module")).probes_source
+    probes = {line[4:].split("(")[0] for line in source.splitlines()
+              if line.startswith("def ") and not line.startswith("def _")}
+    students = {line.split()[1].split("(")[0] for path in SOLUTIONS.glob("*.py")
+                for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("def ")}
+    return probes - students
+
+
+def test_a_hanging_train_costs_only_the_checks_that_call_it(suite: Suite, reference_copy: Path) -> None:
+    """train_tinynet loops before its loop (line 22): TinyNet's own checks keep their points, the
+    checks that train fail naming train_tinynet and tinynet.py:22, and no probe's name is shown."""
+    build_submission(suite.world, reference_copy, Case("loop_in_train", "tinynet.py"))
+    started = suite.grader.worker.starts
+    result = suite.grader.grade(reference_copy, student="mallory")
+    tinynet = result.task("tinynet")
+    kept = {c.name for c in tinynet.checks if c.passed}
+    assert kept == KEPT_BY_A_HANGING_TRAIN, [(c.name, c.message_key) for c in tinynet.checks]
+    failed = [c for c in tinynet.checks if not c.passed]
+    assert {c.message_key for c in failed} <= TIME_KEYS | keys("not_run")
+    assert failed[0].message_key in TIME_KEYS
+    for check in failed:
+        assert "`train_tinynet(" in check.feedback and "`tinynet.py:22`" in check.feedback, check.feedback
+        assert "`while True: pass`" in check.feedback, check.feedback
+    assert all(t.score == t.max_score for t in result.tasks if t.task != "tinynet")
+    shown = (json.dumps(result_to_dict(result), ensure_ascii=False)
+             + reports.feedback_markdown(result, suite.world.kit.assignment()))
+    leaked = sorted(name for name in probe_names(suite.world.kit) if name in shown)
+    assert leaked == [], leaked
+    check_contained(suite, result, started)
     check_clean_after(suite)
 
 

@@ -1,6 +1,7 @@
 """Hostile submissions against every assignment, in the sandbox: the attacked task scores 0 with the
-verdict a correct grader gives, every other task keeps full marks, and a clean submission graded
-right after still scores 100. (tests/test_hostile.py is the full suite, on one assignment.)"""
+verdict a correct grader gives, every other task keeps full marks (but the tasks whose files import the
+attacked one: docs/authors/authoring.md, "A task that uses another task's function"), and a clean submission
+graded right after still scores 100. (tests/test_hostile.py is the full suite, on one assignment.)"""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from kit_assignments import ASSIGNMENTS
 
+from autograder.authoring.task_imports import dependents
 from autograder.grading.grader import Grader
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +44,10 @@ def test_hostile_task_file(assignment_grader: Callable[[str], Grader], tmp_path:
         folder = reference(tmp_path / f"{task.id}-attacked", assignment)
         (folder / task.file).write_text((HOSTILE / f"{case}.py.txt").read_text(encoding="utf-8"))
         result = grader.grade(folder, student="mallory")
+        importers = dependents(grader.assignment, task.id)
         for graded in result.tasks:
+            if graded.task in importers:  # they import the attacked file: its attack reaches them
+                continue
             if graded.task != task.id:
                 assert graded.score == graded.max_score, (graded.task, [c.feedback for c in graded.checks])
                 continue

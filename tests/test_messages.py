@@ -2,9 +2,11 @@
 
 The catalogues: the engine's (`autograder/messages/`, with the `[ui]` labels of the feedback pages)
 and every assignment's (`solutions/<assignment>/graders/messages/`). For each `en.toml` there is a
-`bn.toml` with exactly the same keys; every message has the same fields in both languages, and each
-field the same `{placeholders}` (names, count, format spec and conversion). A Bangla text that is
-just the English one is an untranslated message, except texts of placeholders and code only.
+file per other language its assignment declares (grading.toml `languages`; the engine's: bn) with exactly
+the same keys; every message has the same fields in every language, and each field the same
+`{placeholders}` (names, count, format spec and conversion); an English-only assignment has en.toml
+alone. A Bangla text that is just the English one is an untranslated message, except texts of
+placeholders and code only.
 The rules live in autograder/authoring/catalogue_rules.py, which `autograder doctor` applies too.
 Technical terms (`state_dict`, `zero_grad()`, `1/(1-p)`, `(N,)`, ...) stay in English as the course
 writes them, so the Bangla text must contain every one the English text has. End to end, a
@@ -21,7 +23,7 @@ from string import Formatter
 from typing import Any
 
 import pytest
-from kit_assignments import ASSIGNMENTS
+from kit_assignments import ASSIGNMENTS, languages
 
 from autograder.authoring.catalogue_rules import SCRIPTS, catalogue_problems, is_pure_code, technical_terms
 from autograder.catalogues import LABEL_TABLES, placeholders
@@ -39,7 +41,19 @@ ENGINE = ROOT / "autograder" / "messages"
 SOLUTIONS = ROOT / "solutions" / "nn_module"  # the end-to-end tests' submission
 CATALOGUES = [ENGINE, *sorted((ROOT / "solutions").glob("*/graders/messages"))]
 IDS = [str(folder.relative_to(ROOT)) for folder in CATALOGUES]
-LANGS = ("en", "bn")
+LANGS = ("en", "bn")  # the engine's catalogue
+
+
+def declared(folder: Path) -> tuple[str, ...]:
+    """The languages a catalogue folder is complete in: the engine's all, an assignment's its declared."""
+    return LANGS if folder == ENGINE else languages(folder.parents[1].name)
+
+
+# (folder, language) for every translation a catalogue must have: the pairs the en/other tests compare.
+TRANSLATED = [(folder, lang) for folder in CATALOGUES for lang in declared(folder) if lang != "en"]
+TRANSLATED_IDS = [f"{folder.relative_to(ROOT)}-{lang}" for folder, lang in TRANSLATED]
+EVERY_LANGUAGE = [(folder, lang) for folder in CATALOGUES for lang in declared(folder)]
+EVERY_LANGUAGE_IDS = [f"{folder.relative_to(ROOT)}-{lang}" for folder, lang in EVERY_LANGUAGE]
 FIELDS = ("observed", "expected", "idea")
 # Labels that start "label: text" lines of the feedback (the HTML page bolds them by that prefix).
 LINE_LABELS = ("observed", "expected", "idea", "failing_input")
@@ -50,7 +64,7 @@ BENGALI = SCRIPTS["bn"]
 def load(folder: Path, lang: str) -> dict[str, dict[str, Any]]:
     """One catalogue file, flattened to {"table.key": {field: text}} as autograder.grading.course reads it."""
     path = folder / f"{lang}.toml"
-    assert path.is_file(), f"{path} is missing: every en.toml needs a bn.toml beside it"
+    assert path.is_file(), f"{path} is missing: its catalogue declares {lang!r} (grading.toml languages)"
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     return _flatten(data)
 
@@ -73,58 +87,60 @@ def test_catalogues_found():
         assert (folder / "en.toml").is_file(), folder
 
 
-@pytest.mark.parametrize("folder", CATALOGUES, ids=IDS)
-def test_same_keys_in_both_languages(folder):
-    en, bn = load(folder, "en"), load(folder, "bn")
+@pytest.mark.parametrize(("folder", "lang"), TRANSLATED, ids=TRANSLATED_IDS)
+def test_same_keys_in_both_languages(folder, lang):
+    en, bn = load(folder, "en"), load(folder, lang)
     assert en, f"{folder}/en.toml has no messages"
     untranslated = sorted(set(en) - set(bn))
     only_bn = sorted(set(bn) - set(en))
-    assert not untranslated, f"{folder}/bn.toml lacks a translation of {untranslated}"
-    assert not only_bn, f"{folder}/bn.toml has keys that en.toml does not: {only_bn}"
+    assert not untranslated, f"{folder}/{lang}.toml lacks a translation of {untranslated}"
+    assert not only_bn, f"{folder}/{lang}.toml has keys that en.toml does not: {only_bn}"
 
 
-@pytest.mark.parametrize("folder", CATALOGUES, ids=IDS)
-def test_same_fields_in_both_languages(folder):
-    en, bn = load(folder, "en"), load(folder, "bn")
+@pytest.mark.parametrize(("folder", "lang"), TRANSLATED, ids=TRANSLATED_IDS)
+def test_same_fields_in_both_languages(folder, lang):
+    en, bn = load(folder, "en"), load(folder, lang)
     for key in en.keys() & bn.keys():
-        assert set(bn[key]) == set(en[key]), f"{key}: fields {sorted(bn[key])} in bn, {sorted(en[key])} in en"
+        assert set(bn[key]) == set(en[key]), f"{key}: fields {sorted(bn[key])} ({lang}), {sorted(en[key])}"
         for field in en[key]:
-            assert isinstance(bn[key][field], str) and bn[key][field].strip(), f"{key}.{field} is empty in bn"
+            text = bn[key][field]
+            assert isinstance(text, str) and text.strip(), f"{key}.{field} is empty in {lang}"
 
 
 @pytest.mark.parametrize("folder", CATALOGUES, ids=IDS)
 def test_every_message_has_observed_expected_and_idea(folder):
-    for lang in LANGS:
+    for lang in declared(folder):
         for key, entry in load(folder, lang).items():
             if key in LABEL_TABLES:
                 continue
             assert set(entry) == set(FIELDS), f"{folder}/{lang}.toml [{key}] has fields {sorted(entry)}"
 
 
-@pytest.mark.parametrize("folder", CATALOGUES, ids=IDS)
-def test_same_placeholders_in_both_languages(folder):
-    en, bn = load(folder, "en"), load(folder, "bn")
+@pytest.mark.parametrize(("folder", "lang"), TRANSLATED, ids=TRANSLATED_IDS)
+def test_same_placeholders_in_both_languages(folder, lang):
+    en, bn = load(folder, "en"), load(folder, lang)
     for key in en.keys() & bn.keys():
         for field in en[key].keys() & bn[key].keys():
             want, got = placeholders(en[key][field]), placeholders(bn[key][field])
-            assert got == want, f"{key}.{field}: placeholders {dict(got)} in bn, {dict(want)} in en"
+            assert got == want, f"{key}.{field}: placeholders {dict(got)} in {lang}, {dict(want)} in en"
 
 
-@pytest.mark.parametrize("folder", CATALOGUES, ids=IDS)
-def test_bangla_is_translated(folder):
-    en, bn = load(folder, "en"), load(folder, "bn")
+@pytest.mark.parametrize(("folder", "lang"), TRANSLATED, ids=TRANSLATED_IDS)
+def test_bangla_is_translated(folder, lang):
+    en, bn = load(folder, "en"), load(folder, lang)
     for key in en.keys() & bn.keys():
         for field in en[key].keys() & bn[key].keys():
             same = bn[key][field].strip() == en[key][field].strip()
             if is_pure_code(en[key][field]):  # only placeholders and code: "{call}: {raised}"
                 continue
             assert not same, f"{key}.{field} is the English text, untranslated: {bn[key][field]!r}"
-            assert BENGALI.search(bn[key][field]), f"{key}.{field} has no Bangla in it: {bn[key][field]!r}"
+            script = SCRIPTS.get(lang)
+            assert script is None or script.search(bn[key][field]), f"{key}.{field} has no {lang} in it"
 
 
-@pytest.mark.parametrize("folder", CATALOGUES, ids=IDS)
-def test_bangla_keeps_the_technical_terms(folder):
-    en, bn = load(folder, "en"), load(folder, "bn")
+@pytest.mark.parametrize(("folder", "lang"), TRANSLATED, ids=TRANSLATED_IDS)
+def test_bangla_keeps_the_technical_terms(folder, lang):
+    en, bn = load(folder, "en"), load(folder, lang)
     for key in en.keys() & bn.keys():
         for field in en[key].keys() & bn[key].keys():
             lost = sorted(t for t in technical_terms(en[key][field]) if t not in bn[key][field])
@@ -134,7 +150,7 @@ def test_bangla_keeps_the_technical_terms(folder):
 @pytest.mark.parametrize("folder", CATALOGUES, ids=IDS)
 def test_doctor_finds_nothing_wrong(folder):
     """`autograder doctor` applies the same rules (autograder/authoring/catalogue_rules.py)."""
-    assert list(catalogue_problems(folder, LANGS)) == []
+    assert list(catalogue_problems(folder, declared(folder))) == []
 
 
 def test_pure_code_texts():
@@ -152,8 +168,7 @@ def test_technical_terms_examples():
     assert not terms & {"e.g", "(ints)", "model's", "(out", "in)"}
 
 
-@pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("folder", CATALOGUES, ids=IDS)
+@pytest.mark.parametrize(("folder", "lang"), EVERY_LANGUAGE, ids=EVERY_LANGUAGE_IDS)
 def test_every_message_renders_with_dummy_values(folder, lang):
     for key, field, text in messages(folder, lang):
         if key == "titles":  # rendered with the variant's params (render_title), not str.format values
@@ -185,15 +200,19 @@ def test_ui_labels_are_translated():
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_assignment_has_a_catalogue(assignment):
-    """`grade --lang bn` finds an en and a bn catalogue for every assignment the kit grades."""
+    """`grade --lang L` finds a catalogue for every language each assignment declares (en first)."""
     folder = ROOT / "solutions" / assignment / "graders" / "messages"
     assert folder in CATALOGUES, assignment
-    for lang in LANGS:
+    assert languages(assignment)[0] == "en", languages(assignment)
+    for lang in languages(assignment):
         assert (folder / f"{lang}.toml").is_file(), f"{assignment} has no {lang}.toml"
 
 
-@pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+ASSIGNMENT_LANGUAGES = [(a, lang) for a in ASSIGNMENTS for lang in languages(a)]
+
+
+@pytest.mark.parametrize(("assignment", "lang"), ASSIGNMENT_LANGUAGES,
+                         ids=[f"{a}-{lang}" for a, lang in ASSIGNMENT_LANGUAGES])
 def test_render_uses_the_language(kit: Kit, assignment, lang):
     """judge.render on every message of each assignment: labels and texts of `lang`, no gaps."""
     graders: Graders = load_graders(kit.assignment(assignment), lang=lang)
@@ -266,6 +285,12 @@ def test_bangla_feedback_end_to_end(kit: Kit, no_zero_grad, tmp_path):
     assert f"<b>{bn_ui['observed']}:</b>" in page and f"<b>{bn_ui['expected']}:</b>" in page
     assert 'lang="bn"' in page
     assert "Observed" not in page and "Next step" not in page
+    # feedback.md too (issue #38): Bangla labels, and the lesson's label alone, not "মূল ধারণা: পাঠ: ..."
+    markdown = reports.feedback_markdown(result, kit.assignment(), graders.messages, "bn")
+    assert f"{bn_ui['idea']}: {bn_ui['lesson']}: " not in markdown
+    assert "  পাঠ: ৫-ধাপের training loop" in markdown
+    assert bn_ui["feedback_title"].format(student="s-zero-grad") in markdown
+    assert f"**{bn_ui['score']}: " in markdown and "Score" not in markdown
 
 
 def test_english_feedback_end_to_end(kit: Kit, no_zero_grad):
@@ -285,7 +310,8 @@ def _catalogue(assignment: str) -> list[dict[str, Any]]:
     return tomllib.loads(path.read_text(encoding="utf-8")).get("wrong", []) if path.is_file() else []
 
 
-WRONG = [(assignment, entry) for assignment in ASSIGNMENTS for entry in _catalogue(assignment)]
+WRONG = [(assignment, entry) for assignment in ASSIGNMENTS if "bn" in languages(assignment)
+         for entry in _catalogue(assignment)]
 
 
 @pytest.fixture(scope="module")

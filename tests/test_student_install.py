@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from autograder.authoring.build import build_assignment
+from autograder.authoring.kit_wheel import TORCH_INSTALL
 from autograder.config import load_kit
 from autograder.exam.bundles import RosterEntry, build_bundles
 from autograder.grading.course import load_graders
@@ -65,11 +66,13 @@ def handout(place: Path) -> Path:
 
 
 def readme_install(folder: Path) -> str:
-    """The one `pip install ...` command of the folder's README."""
+    """The README's one `pip install ...` command of the checker (the ones before it install torch:
+    the CPU-only index is not reachable from here, so the venv gets torch from the local wheel)."""
     commands = [line.strip() for line in (folder / "README.md").read_text(encoding="utf-8").splitlines()
                 if line.strip().startswith("pip install")]
-    assert len(commands) == 1, commands
-    return commands[0]
+    assert commands[:2] == [TORCH_INSTALL["cpu"], TORCH_INSTALL["mac"]], commands  # CPU-only torch first
+    assert len(commands) == 3, commands
+    return commands[2]
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +98,10 @@ def venv(place: Path, handout: Path) -> Path:
     return env
 
 
-def _as_student(venv: Path, folder: Path, *options: str) -> subprocess.CompletedProcess[str]:
-    """`autograder check` in `folder` as uid nobody, with only the venv on PATH (no bwrap there)."""
+def _as_student(venv: Path, folder: Path, *options: str,
+                inside: str = "") -> subprocess.CompletedProcess[str]:
+    """`autograder check` in `folder` (or its subfolder `inside`) as uid nobody, with only the venv on
+    PATH (no bwrap there)."""
     shutil.chown(folder, NOBODY, NOBODY)
     for path in folder.rglob("*"):
         os.chown(path, NOBODY, NOBODY)
@@ -106,7 +111,7 @@ def _as_student(venv: Path, folder: Path, *options: str) -> subprocess.Completed
     setpriv = shutil.which("setpriv")
     assert setpriv is not None
     return _run([setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                 str(venv / "bin" / "autograder"), "check", *options], cwd=folder, env=env)
+                 str(venv / "bin" / "autograder"), "check", *options], cwd=folder / inside, env=env)
 
 
 def _copy(source: Path, target: Path) -> Path:
@@ -126,9 +131,11 @@ def test_assignment_folder_full_marks_for_references_exit_1_for_stubs(venv: Path
     solved = _copy(built, place / "solved")
     for task in assignment.tasks:
         shutil.copy(assignment.solutions / task.file, solved / task.file)
-    result = _as_student(venv, solved)
+    (solved / "notes").mkdir()
+    result = _as_student(venv, solved, inside="notes")  # issue #38: from a subfolder, as git finds its root
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"public checks: {public:g}/{public:g}" in result.stdout
+    assert f"checked the folder {solved}" in result.stdout
 
 
 def test_exam_bundle_full_marks_for_its_references(venv: Path, place: Path):

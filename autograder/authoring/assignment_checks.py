@@ -1,5 +1,8 @@
 """What `autograder doctor` checks of an assignment's graders without running them (static, by ast).
 
+The same rules the kit's per-assignment tests apply (they call these functions), so that whatever
+the tests would reject statically, doctor names first, with the file, the rule and the fix.
+
 Every message key a grader can fail with exists in the catalogues of every language the assignment
 declares, and the call passes every placeholder the message uses; the catalogues follow the language
 rules (catalogue_rules); every task has its notebook test cell; every `test_*` function of a check
@@ -17,6 +20,7 @@ from pathlib import Path
 
 from autograder.authoring.build import NOTEBOOK_DIR
 from autograder.authoring.catalogue_rules import catalogue_problems
+from autograder.authoring.misconception_rules import language_problems, misconception_problems
 from autograder.catalogues import placeholder_names, read_catalogue
 from autograder.config import Assignment
 
@@ -146,4 +150,6 @@ def assignment_problems(assignment: Assignment) -> list[str]:
         *key_problems(assignment),
         *unpointed_checks(assignment),
         *notebook_problems(assignment),
+        *language_problems(assignment),
+        *misconception_problems(assignment),
     ]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import fnmatch
 import shutil
 import tempfile
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +15,7 @@ from typing import Any, NamedTuple
 
 import jinja2
 
-from autograder.authoring.kit_wheel import install_command, kit_wheel, wheel_name
+from autograder.authoring.kit_wheel import TORCH_INSTALL, install_command, kit_wheel, wheel_name
 from autograder.authoring.markers import (
     BEGIN_MARKER,
     StubItem,
@@ -29,6 +31,8 @@ from autograder.manifest import MANIFEST_FILE, ManifestTask, make_manifest
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "templates"
 README_TEMPLATE = "student_readme.md.j2"
+# The README in Bangla (README.bn.md), beside the English one, for an assignment with a Bangla catalogue.
+README_BN_TEMPLATE = "student_readme.bn.md.j2"
 GRADERS_DIR = "graders"
 CHECKS_DIR = "checks"
 # graders/notebook/test_<task>.py: the source notebook's test cells (plain asserts, not pytest modules).
@@ -97,7 +101,7 @@ def _tree_files(root: Path, skip: tuple[str, ...]) -> dict[str, bytes]:
     return files
 
 
-def _render_readme(context: dict[str, Any]) -> bytes:
+def _render_readme(context: dict[str, Any], template: str = README_TEMPLATE) -> bytes:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
         undefined=jinja2.StrictUndefined,
@@ -106,7 +110,20 @@ def _render_readme(context: dict[str, Any]) -> bytes:
         lstrip_blocks=True,
         autoescape=False,  # noqa: S701  a Markdown README, not HTML: escaping would garble it
     )
-    return env.get_template(README_TEMPLATE).render(**context).encode("utf-8")
+    return env.get_template(template).render(**context).encode("utf-8")
+
+
+def bangla_titles(source_dir: Path) -> dict[str, str] | None:
+    """The [titles] of the assignment's Bangla catalogue (its own and its tasks' titles), None when it
+    has no Bangla catalogue (no README.bn.md is written then)."""
+    path = source_dir / GRADERS_DIR / "messages" / "bn.toml"
+    if not path.is_file():
+        return None
+    try:
+        titles = tomllib.loads(path.read_text(encoding="utf-8")).get("titles", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    return {key: value for key, value in titles.items() if isinstance(value, str) and "{" not in value}
 
 
 def public_checks(graders_dir: Path) -> dict[str, bytes]:
@@ -229,8 +246,15 @@ def render_student_folder(
         "has_checks": bool(shipped),
         "exam": dict(exam) if exam else None,
         "install": install or install_command(),
+        "torch": TORCH_INSTALL,
     }
+    titles = bangla_titles(source_dir)
+    context["bn_readme"] = titles is not None
     files["README.md"] = _render_readme(context)
+    if titles is not None:
+        bangla = {**context, "title": titles.get(assignment_id, title),
+                  "tasks": [dataclasses.replace(doc, title=titles.get(doc.id, doc.title)) for doc in docs]}
+        files["README.bn.md"] = _render_readme(bangla, README_BN_TEMPLATE)
     return dict(sorted(files.items()))
 
 

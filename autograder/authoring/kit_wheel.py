@@ -33,6 +33,12 @@ def install_command(student_install: str = "") -> str:
     return f"pip install {student_install}" if student_install else f"pip install ./{wheel_name()}"
 
 
+# torch for the student's README: PyTorch's own CPU-only index first (Linux, Windows: about 200 MB,
+# where PyPI's Linux torch brings CUDA, about 2.5-3 GB), PyPI on macOS (CPU only there).
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+TORCH_INSTALL = {"cpu": f"pip install torch --index-url {TORCH_CPU_INDEX}", "mac": "pip install torch"}
+
+
 def _sources() -> list[Path]:
     files = [SOURCE / "pyproject.toml", SOURCE / "README.md"]
     files += sorted(p for p in (SOURCE / PACKAGE).rglob("*")

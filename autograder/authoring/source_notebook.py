@@ -61,11 +61,31 @@ def notebook_checks(assignment: Assignment, task: TaskConfig) -> str:
     return own.read_text(encoding="utf-8")
 
 
-def _imports_of(sources: Iterable[str]) -> list[str]:
-    """The distinct top-level import statements of `sources`, in order of first appearance."""
+def _task_import(node: ast.stmt, tasks: frozenset[str]) -> bool:
+    """An import of one of the assignment's task modules (`from alpha import alpha`)."""
+    if isinstance(node, ast.ImportFrom):
+        return node.level == 0 and (node.module or "").split(".")[0] in tasks
+    return isinstance(node, ast.Import) and any(a.name.split(".")[0] in tasks for a in node.names)
+
+
+def without_task_imports(source: str, tasks: frozenset[str]) -> str:
+    """`source` with its top-level imports of task modules dropped: in the notebook the earlier task's
+    cell defines the name in the same kernel (and `notebook split` puts the import back in the file)."""
+    lines = source.splitlines(keepends=True)
+    for node in reversed(ast.parse(source).body):
+        if _task_import(node, tasks):
+            del lines[node.lineno - 1:(node.end_lineno or node.lineno)]
+    return "".join(lines)
+
+
+def _imports_of(sources: Iterable[str], tasks: frozenset[str] = frozenset()) -> list[str]:
+    """The distinct top-level import statements of `sources`, in order of first appearance (imports of
+    the task modules `tasks` left out)."""
     seen: list[str] = []
     for source in sources:
         for node in ast.parse(source).body:
+            if _task_import(node, tasks):
+                continue
             if isinstance(node, ast.Import | ast.ImportFrom) and getattr(node, "module", "") != "__future__":
                 text = ast.unparse(node)
                 if text not in seen:
@@ -96,6 +116,7 @@ def source_notebook(kit_root: Path, assignment_id: str) -> dict[str, Any]:
             f"with `autograder exam build --roster ROSTER.csv --out DIR --assignment {assignment.id}`"
         )
     sources: dict[str, str] = {}
+    modules = frozenset(task.module for task in assignment.tasks)
     for task in assignment.tasks:
         path = assignment.solutions / task.file
         if not path.is_file():
@@ -106,7 +127,7 @@ def source_notebook(kit_root: Path, assignment_id: str) -> dict[str, Any]:
                 f"solutions/{assignment.id}/{task.file} has no '{BEGIN_MARKER}' / '{END_MARKER}' region; "
                 "the notebook's solution cell would hold no answer to write"
             )
-        sources[task.id] = text
+        sources[task.id] = without_task_imports(text, modules)
     given = [(assignment.solutions / name).read_text(encoding="utf-8")
              for name in assignment.given if name.endswith(".py")]
     total = points_text(assignment.max_score)
@@ -124,7 +145,7 @@ def source_notebook(kit_root: Path, assignment_id: str) -> dict[str, Any]:
                   "partial credit, the points of every check that passes; the grade your instructor "
                   "publishes says which of the two it is.\n"),
         _code(GIVEN_CELL_ID, f"# Given: {given_names}. Run this cell first.\n"
-              + "\n".join(_imports_of(sources.values())) + "\n\n\n"
+              + "\n".join(_imports_of(sources.values(), modules)) + "\n\n\n"
               + "\n\n".join(text.strip() + "\n" for text in given),
               _meta(GIVEN_CELL_ID, locked=True)),
     ]

@@ -1,4 +1,4 @@
-"""`autograder publish lti` (scores to an LMS through LTI 1.3 AGS) and `autograder lti keygen|jwk`.
+"""`autograder publish lti` (scores to an LMS through LTI 1.3 AGS) and `autograder lti keygen|jwk|config`.
 
 Register in cli.py with `main.add_command(publish)` and `main.add_command(lti)`. This module does
 not import cli.py at import time, so either order of imports works.
@@ -110,7 +110,7 @@ def publish_lti_command(out: Path, platform_file: Path, roster: Path | None, ass
 
 @click.group()
 def lti() -> None:
-    """LTI 1.3 tool keys: generate a key pair, show the public JWK to register in the platform."""
+    """LTI 1.3 tool: a key pair, its public JWK, the LMS's registration (deep linking too)."""
 
 
 @lti.command("keygen")
@@ -156,3 +156,32 @@ def show_jwk(private_key: Path, kid: str | None) -> None:
     from autograder.platforms.lti.keys import load_private_key, public_jwk
 
     click.echo(json.dumps(public_jwk(load_private_key(private_key, str(private_key)), kid), indent=2))
+
+
+@lti.command("config")
+@click.option("--url", "base_url", required=True,
+              help="The tool's public base URL, e.g. https://grader.example.edu (where `serve` is reached).")
+@click.option("--lms", type=click.Choice(["canvas", "moodle", "all"]), default="all", show_default=True,
+              help="canvas: the developer key's JSON alone (to paste); moodle: the tool form's fields.")
+@click.option("--title", default="torch-autograder", show_default=True, help="The tool's name in the LMS.")
+@friendly
+def show_config(base_url: str, lms: str, title: str) -> None:
+    """Print what the LMS admin registers: login, launch, deep-linking URL and message type, keys."""
+    from autograder.platforms.lti.registration import canvas_config, canvas_redirect_uris, moodle_fields
+
+    canvas = json.dumps(canvas_config(base_url, title), indent=2)
+    redirects = canvas_redirect_uris(base_url)
+    if lms == "canvas":
+        click.echo(canvas)
+        click.echo(f"Redirect URIs (a field of the developer key's form): {' '.join(redirects)}", err=True)
+        return
+    lines = []
+    if lms == "all":
+        lines += ["# Canvas: Admin > Developer Keys > + LTI Key > Method: Paste JSON", canvas,
+                  "# Canvas: Redirect URIs (one a line)", *redirects, "",
+                  "# Moodle: Site administration > Plugins > External tool > Manage tools > "
+                  "configure a tool manually"]
+    for label, value in moodle_fields(base_url, title):
+        lines.append(f"{label}: {value}" if "\n" not in value else
+                     f"{label}:\n  " + value.replace("\n", "\n  "))
+    click.echo("\n".join(lines))

@@ -18,7 +18,8 @@ from autograder.cli.common import err, find_kit, friendly, kit_option
               help="PLATFORM.toml with a [launch] table (auth_login_url, platform_jwks): launches from "
                    "that LMS.")
 @click.option("--demo", is_flag=True,
-              help="Local demo launches for a demo student and instructor (127.0.0.1 only).")
+              help="Local demo launches for demo students and an instructor (127.0.0.1 only), a stand-in LMS "
+                   "page showing the scores passed back, and every exam open from the server's start.")
 @click.option("--data", type=click.Path(path_type=Path, file_okay=False), default=Path("served"),
               show_default=True, help="Folder of the gradebook (with every upload) and the session key.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Grading processes of the warm pool.")
@@ -37,13 +38,17 @@ from autograder.cli.common import err, find_kit, friendly, kit_option
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="Grade on the Dask nodes of this scheduler (`autograder worker`), on this machine when "
                    "none holds its graders.")
+@click.option("--cluster-wait", type=click.FloatRange(min=1), default=20.0, show_default=True,
+              metavar="SECONDS",
+              help="With --cluster: a submission sent there that finds no node this long is graded here.")
 @kit_option
 @friendly
 def serve(host: str, port: int, platform_file: Path | None, demo: bool, data: Path, jobs: int,
           lang: str | None, max_upload_mb: float, uploads_per_minute: int, behind_proxy: bool,
           no_sandbox: bool, workers: int, threads: int | None, cluster: str | None,
-          kit_dir: Path | None) -> None:
+          cluster_wait: float, kit_dir: Path | None) -> None:
     """Serve the tool: LTI 1.3 login and launch, the student's and the instructor's pages."""
+    from autograder.service.demo import demo_settings
     from autograder.service.server import serve as run
     from autograder.service.settings import Limits, ServiceSettings, load_launch
 
@@ -52,7 +57,8 @@ def serve(host: str, port: int, platform_file: Path | None, demo: bool, data: Pa
     limits = Limits(max_upload_bytes=int(max_upload_mb * 1024 * 1024), uploads_per_minute=uploads_per_minute)
     settings = ServiceSettings(find_kit(kit_dir), data, host=host, port=port, launch=launch, demo=demo,
                                jobs=jobs, sandbox=not no_sandbox, lang=lang, proxied=behind_proxy,
-                               limits=limits, cluster=cluster)
+                               limits=limits, cluster=cluster, cluster_wait=cluster_wait)
+    settings = demo_settings(settings)  # --demo: every exam's window starts now
     if threads is not None and not workers:
         raise click.UsageError("--threads sets the threads of each gunicorn worker: give --workers N too")
 

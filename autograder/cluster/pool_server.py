@@ -6,17 +6,22 @@ Dask worker processes are daemonic and may not start multiprocessing children, s
 plugin execs this process instead; it holds a `GradingPool` (sandboxed workers and grading
 processes). Each connection carries one request line and gets one answer line: plain JSON
 (wire.py). It stops, with its pool, when its stdin closes: the worker that started it is gone,
-even after a SIGKILL.
+even after a SIGKILL. It stops at once then: the pool's sandboxes and grading processes are ended
+without waiting for a grading in flight (its worker is gone, nobody reads the answer), and the
+process exits without the interpreter's teardown (seconds with torch loaded), so the worker its
+nanny starts next never runs its pool beside this one.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socketserver
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -30,6 +35,7 @@ from autograder.grading.provenance import grader_digest
 from autograder.submissions.collect import collect
 
 MAX_LINE = wire.MAX_REQUEST_BYTES * 2  # base64 and JSON around the files
+ORPHAN_CLOSE = 3.0  # seconds an orphaned server gives its pool to close before it exits regardless
 
 
 class PoolService:
@@ -119,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         service.start()  # warm before the socket exists: the node takes work only after this
         server = serve(service, args.socket)
-        threading.Thread(target=_stop_when_orphaned, args=(server,), daemon=True).start()
+        threading.Thread(target=stop_when_orphaned, args=(service, args.socket), daemon=True).start()
         server.serve_forever()
     except AutograderError as exc:
         sys.exit(f"error: {exc}")
@@ -128,9 +134,20 @@ def main(argv: list[str] | None = None) -> None:
         args.socket.unlink(missing_ok=True)
 
 
-def _stop_when_orphaned(server: socketserver.BaseServer) -> None:
-    sys.stdin.buffer.read()  # returns at EOF: the worker that holds the other end is gone
-    server.shutdown()
+def stop_when_orphaned(service: PoolService, socket_path: Path, stdin: Any = None,
+                       leave: Callable[[int], object] = os._exit) -> None:
+    """At EOF on stdin (the worker that holds the other end is gone): no more requests, the pool's
+    sandboxes stopped (a grading in flight fails at once instead of running to its end), its
+    grading processes killed, and the process gone (`leave`)."""
+    (stdin or sys.stdin.buffer).read()
+    socket_path.unlink(missing_ok=True)
+    for worker in list(service.pool.workers):
+        with contextlib.suppress(Exception):
+            worker.stop(graceful=False)
+    closing = threading.Thread(target=service.pool.close, daemon=True)
+    closing.start()
+    closing.join(ORPHAN_CLOSE)  # a thread grading here may hold the pool a moment longer: not waited for
+    leave(0)
 
 
 if __name__ == "__main__":

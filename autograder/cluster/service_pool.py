@@ -6,6 +6,10 @@ task, as `grade --cluster` does (the same request on the wire, the same graders'
 node whose graders differ is never given it), and its result back into a future. A submission
 the cluster cannot take (an exam's: its variants' secret stays here; or no node holds this
 machine's graders, or none is there) is graded on this machine's warm pool, started on first need.
+So is one sent to the cluster whose nodes all go away: once no node has held its graders for
+`no_worker_wait` seconds, its task is cancelled and it is graded here. Each submission's future
+is settled by whichever side takes its entry out of `_sent` (the node's answer, or the take-back),
+never by both, so the queue records it exactly once.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +36,29 @@ from autograder.submissions.collect import collect
 from autograder.submissions.files import Collected
 
 log = logging.getLogger("autograder.service")
+NO_WORKER_WAIT = 20.0  # seconds a task sent to the cluster may have no node before it is graded here
+WATCH_EVERY = 1.0  # seconds between the take-back thread's looks at the cluster
+
+
+@dataclass
+class _Sent:
+    """A submission given to the cluster, with what grading it here again needs."""
+
+    task: Any  # its Dask future
+    out: Future[SubmissionResult]
+    path: Path
+    student: str
+    assignment: str
+    collected: Collected
+    resource: str
+    alone_since: float | None = field(default=None)  # when no node held its graders (None: one does)
 
 
 class ClusterPool:
     """A pool's face (`submit`, `jobs`, `broken`, `close`) over the Dask scheduler at `address`."""
 
     def __init__(self, address: str, kit: Kit, lang: str, local: Callable[[], GradingPool],
-                 connect_timeout: float = CONNECT_TIMEOUT):
+                 connect_timeout: float = CONNECT_TIMEOUT, no_worker_wait: float = NO_WORKER_WAIT):
         from distributed import Client
 
         self.address = address
@@ -50,6 +71,12 @@ class ClusterPool:
         self._slots: dict[str, tuple[float, int]] = {}  # resource -> (when, slots)
         self.broken = False  # a pool's flag; the cluster resubmits on its own, so it stays False
         self.sent = 0  # submissions given to nodes (what the benchmark divides by the nodes)
+        self.taken_back = 0  # of those, graded here because no node was there for no_worker_wait seconds
+        self.no_worker_wait = no_worker_wait
+        self._sent: dict[str, _Sent] = {}  # Dask key -> what is in flight on the cluster
+        self._sent_lock = threading.Lock()  # never held while a pool starts: Dask's callbacks take it
+        self._closed = threading.Event()
+        self._watch: threading.Thread | None = None
         try:
             self.client = Client(address, timeout=connect_timeout, set_as_default=False)
         except (OSError, TimeoutError) as exc:
@@ -64,6 +91,9 @@ class ClusterPool:
         return max(1, max(found, default=0) + (self._local.jobs if self._local is not None else 0))
 
     def close(self) -> None:
+        self._closed.set()
+        if self._watch is not None:
+            self._watch.join(timeout=10)
         self.client.close()
         if self._local is not None:
             self._local.close()
@@ -96,12 +126,79 @@ class ClusterPool:
                                        collected=collected)
         files = collected if collected is not None else collect(path, target.given, target)
         request = wire.grade_request(target.id, student, files, digest, str(path))
-        task = self.client.submit(grade_on_node, request, pure=False, resources={SLOT: 1, resource: 1},
-                                  key=f"serve-{student}-{time.time_ns()}")
-        self.sent += 1
+        key = f"serve-{student}-{time.time_ns()}"
         out: Future[SubmissionResult] = Future()
-        task.add_done_callback(lambda done: _settle(done, out, student))
+        with self._sent_lock:  # the entry is in place before the task can answer
+            task = self.client.submit(grade_on_node, request, pure=False, resources={SLOT: 1, resource: 1},
+                                      key=key)
+            self._sent[key] = _Sent(task, out, path, student, target.id, files, resource)
+            self.sent += 1
+            if self._watch is None:
+                self._watch = threading.Thread(target=self._watch_nodes, name="take-back", daemon=True)
+                self._watch.start()
+        task.add_done_callback(lambda done: self._answered(key, done))
         return out
+
+    def _answered(self, key: str, task: Any) -> None:
+        """The node's answer settles the submission's future, unless it was taken back already."""
+        with self._sent_lock:
+            sent = self._sent.pop(key, None)
+        try:
+            if sent is not None:
+                _settle(task, sent.out, sent.student)
+        finally:
+            task.release()
+
+    def _watch_nodes(self) -> None:
+        """Take back what has had no node holding its graders for `no_worker_wait` seconds."""
+        while not self._closed.wait(WATCH_EVERY):
+            with self._sent_lock:
+                waiting = list(self._sent.items())
+            if not waiting:
+                continue
+            now = time.monotonic()
+            slots = {r: self._fresh_slots(r) for r in {s.resource for _, s in waiting}}
+            for key, sent in waiting:
+                if slots[sent.resource]:
+                    sent.alone_since = None
+                elif sent.alone_since is None:
+                    sent.alone_since = now
+                elif now - sent.alone_since >= self.no_worker_wait:
+                    self._take_back(key)
+
+    def _fresh_slots(self, resource: str) -> int:
+        try:
+            connected = self.client.status == "running"
+            return node_slots(self.client, resource)[0] if connected else 0
+        except Exception:  # noqa: BLE001  the scheduler is unreachable: no node there either
+            return 0
+
+    def _take_back(self, key: str) -> None:
+        """Grade here what the cluster held: its entry leaves `_sent` first, so a late answer from a
+        node that comes back is dropped, and the future is settled by this grading alone."""
+        with self._sent_lock:
+            sent = self._sent.pop(key, None)
+        if sent is None:  # the node answered meanwhile
+            return
+        self.taken_back += 1
+        log.warning("no node has taken the grading of %s for %.0f s: grading it here", sent.student,
+                    self.no_worker_wait)
+        sent.task.cancel()
+        try:
+            here = self.local().submit(sent.path, student=sent.student, assignment=sent.assignment,
+                                       collected=sent.collected)
+        except Exception as exc:  # noqa: BLE001  the queue retries the upload, as for a failed grading
+            sent.out.set_exception(exc)
+            return
+        here.add_done_callback(lambda done: _relay(done, sent.out))
+
+
+def _relay(done: Future[SubmissionResult], out: Future[SubmissionResult]) -> None:
+    """This machine's grading as the future the queue holds."""
+    try:
+        out.set_result(done.result())
+    except BaseException as exc:  # noqa: BLE001  CancelledError too: the future must settle
+        out.set_exception(exc if isinstance(exc, Exception) else ClusterError(str(exc)))
 
 
 def _settle(task: Any, out: Future[SubmissionResult], student: str) -> None:
@@ -114,5 +211,3 @@ def _settle(task: Any, out: Future[SubmissionResult], student: str) -> None:
         out.set_result(result)
     except BaseException as exc:  # noqa: BLE001  CancelledError too: the future must settle, whatever it was
         out.set_exception(exc if isinstance(exc, Exception) else ClusterError(str(exc)))
-    finally:
-        task.release()

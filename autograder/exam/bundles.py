@@ -101,6 +101,7 @@ def bundle_files(
         "variant": variant.code,
         "numbers": list(describe(params)) if describe else [variant.describe()],
         "window": window_text(exam),
+        "window_bn": window_text(exam, "bn"),  # README.bn.md's
         "check": exam.check,
     }
     tasks = [build.TaskSpec(t.id, t.file, t.points, hidden=t.hidden, time_limit=t.time_limit)

@@ -20,7 +20,7 @@ from autograder.grading import judge
 from autograder.grading.course import Graders, variant_params
 from autograder.grading.grader import Grader
 from autograder.grading.results import CheckResult, SubmissionResult
-from autograder.sandbox.session import SandboxSession
+from autograder.grading.task_runs import TaskRuns
 from autograder.submissions.files import Collected
 from autograder.submissions.students import student_key
 
@@ -102,7 +102,7 @@ class ExamPlan:
         swaps: list[SwapFinding] = []
         tasks = []
         for task in grader.assignment.tasks:
-            def inspect(session: SandboxSession, checks: tuple[Any, ...], results: tuple[CheckResult, ...],
+            def inspect(session: TaskRuns, checks: tuple[Any, ...], results: tuple[CheckResult, ...],
                         task: TaskConfig = task) -> None:
                 if variant is None or sum(r.score for r in results) >= sum(c.points for c in checks):
                     return
@@ -132,7 +132,7 @@ class ExamPlan:
                                 submission.problem, penalty, info)
 
     def _swapped(
-        self, grader: Grader, task: TaskConfig, session: SandboxSession, graders: Graders,
+        self, grader: Grader, task: TaskConfig, session: TaskRuns, graders: Graders,
         variant: Variant, checks: tuple[Any, ...], results: tuple[CheckResult, ...],
     ) -> SwapFinding | None:
         """Does this task implement another variant's numbers? Ask the task's observer what the

@@ -246,23 +246,25 @@ def late_note(exam: ExamConfig, when: SubmittedAt, late: Lateness, penalty: floa
     return ""
 
 
-def window_text(exam: ExamConfig) -> str:
-    """The exam's window and late policy, for the README."""
+def window_text(exam: ExamConfig, lang: str = "en") -> str:
+    """The exam's window and late policy, for the README (README.bn.md: lang "bn"), from the engine
+    catalogue's [ui] exam_* texts."""
+    from autograder.grading.student_environment import engine_labels
+
+    ui = engine_labels(lang)
     tz = exam.tz
     parts = []
     if exam.start is not None:
-        parts.append(f"The exam opens {fmt_time(exam.start, tz)}.")
+        parts.append(ui["exam_opens"].format(time=fmt_time(exam.start, tz)))
     if exam.deadline is not None:
-        parts.append(f"Submit by {fmt_time(exam.deadline, tz)}.")
+        parts.append(ui["exam_submit_by"].format(time=fmt_time(exam.deadline, tz)))
         if exam.late_penalty:
-            of = "of your score" if exam.late_penalty_of == "score" else "of the maximum"
-            parts.append(f"Late work loses {exam.late_penalty:g}% {of} for every started {exam.late_period} "
-                         "after the deadline.")
+            key = "exam_late_of_score" if exam.late_penalty_of == "score" else "exam_late_of_max"
+            period = ui.get(f"exam_period_{exam.late_period}", exam.late_period)
+            parts.append(ui[key].format(percent=f"{exam.late_penalty:g}", period=period))
         if exam.cutoff is not None and exam.cutoff == exam.deadline:
-            parts.append("Nothing is accepted after the deadline.")
+            parts.append(ui["exam_no_late_work"])
         elif exam.cutoff is not None:
-            parts.append(f"Nothing is accepted after {fmt_time(exam.cutoff, tz)}.")
-    parts.append("The time that counts is the one the submission system records, not your files' times.")
+            parts.append(ui["exam_cutoff"].format(time=fmt_time(exam.cutoff, tz)))
+    parts.append(ui["exam_time_counts"])
     return " ".join(parts)
-
-

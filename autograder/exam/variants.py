@@ -9,11 +9,13 @@ outside the kit), never from the repository.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,6 +168,66 @@ def validate_space(space: VariantSpace, params_module: Any) -> None:
     where = f"grading.toml: assignments.{space.assignment}.exam.variants"
     for knob, index, option in space.all_single_options():
         variant_params(params_module, {knob: option}, f"{where}.{knob}[{index}]")
+
+
+def knob_tasks(space: VariantSpace, params_module: Any, tasks: Sequence[str],
+               sources: Mapping[str, str] | None = None) -> dict[str, tuple[str, ...]]:
+    """knob -> the tasks its numbers reach. An option changes some sections of the Params (their
+    fields named after tasks); it reaches those tasks, and every task whose checks' source (`sources`:
+    task -> the text of its check files) reads such a section (`params.delivery.layers` in another
+    task's check). An option that changes a field no task is named after, Params that are not a
+    dataclass, or graders with no `for_variant`, reach every task."""
+    from autograder.grading.course import variant_params
+
+    def reads(task: str, section: str) -> bool:
+        return re.search(rf"\.{re.escape(section)}\b", (sources or {}).get(task, "")) is not None
+
+    try:
+        lesson = variant_params(params_module, {}, space.assignment)
+        changed = {knob: _changed_fields(lesson, [variant_params(params_module, {knob: o}, space.assignment)
+                                                  for o in options])
+                   for knob, options in space.knobs}
+    except ConfigError:
+        return {knob: tuple(tasks) for knob, _ in space.knobs}
+    reach = {}
+    for knob, fields in changed.items():
+        if fields is None or fields - set(tasks):
+            reach[knob] = tuple(tasks)
+        else:
+            reach[knob] = tuple(t for t in tasks if t in fields or any(reads(t, f) for f in fields))
+    return reach
+
+
+def knob_reach(assignment: Assignment) -> dict[str, tuple[str, ...]] | None:
+    """knob -> the tasks its numbers reach, from the graders' params.py (None: no knobs, or the
+    params cannot be read, and every knob is tested on every task)."""
+    if assignment.exam is None or not assignment.exam.variants:
+        return None
+    from autograder.grading.course import load_params_module
+
+    try:
+        module = load_params_module(assignment)
+    except Exception:  # noqa: BLE001  a broken params.py is grading's error to report; the page still shows
+        return None
+    if module is None:
+        return None
+    tasks = [t.id for t in assignment.tasks]
+    sources = {t: "\n".join(p.read_text(encoding="utf-8", errors="replace")
+                            for p in sorted(assignment.graders.glob(f"*/test_{t}.py"))) for t in tasks}
+    return knob_tasks(VariantSpace.of(assignment), module, tasks, sources)
+
+
+def _changed_fields(lesson: Any, variants: Sequence[Any]) -> set[str] | None:
+    """The fields of the Params that any of `variants` changes (None: they are not dataclasses)."""
+    if not dataclasses.is_dataclass(lesson):
+        return None
+    found = set()
+    for params in variants:
+        if not dataclasses.is_dataclass(params):
+            return None
+        found |= {f.name for f in dataclasses.fields(params)
+                  if getattr(params, f.name) != getattr(lesson, f.name, None)}
+    return found
 
 
 def exam_assignment(kit: Kit, assignment: str | None) -> Assignment:

@@ -48,6 +48,7 @@ class Graders:
     package: str = ""  # the graders folder's import name, for its optional modules
     secret: bytes = b""  # what the checks' hidden challenges are drawn from (grading/challenge.py)
     public_seeds: tuple[str, ...] = ()  # params' seeds kept as written (params.PUBLIC_SEEDS)
+    lang: str = "en"  # the feedback language of `messages`
 
     def for_task(self, task: str) -> tuple[Check, ...]:
         return self.checks.get(task, ())
@@ -121,6 +122,14 @@ def _import_package(folder: Path) -> Any:
         spec.loader.exec_module(package)
     _loaded[folder] = package
     return package
+
+
+def load_params_module(assignment: Assignment) -> ModuleType | None:
+    """The graders' params.py of `assignment` alone (no checks loaded); None when it has none."""
+    folder = assignment.graders.resolve()
+    if not (folder / "params.py").is_file():
+        return None
+    return importlib.import_module(f"{_import_package(folder).__name__}.params")
 
 
 def variant_params(params_module: Any, choices: Mapping[str, Any], where: str) -> Any:
@@ -198,7 +207,7 @@ def load_graders(assignment: Assignment, folder: Path | None = None, lang: str =
     graders = Graders(
         assignment, folder, checks, probes, params, messages,
         templates, observers, package.__name__, graders_secret(folder),
-        tuple(getattr(params_mod, "PUBLIC_SEEDS", ())),
+        tuple(getattr(params_mod, "PUBLIC_SEEDS", ())), lang,
     )
     return graders.with_params(params)
 

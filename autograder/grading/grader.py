@@ -18,6 +18,7 @@ from autograder.grading import judge
 from autograder.grading.course import Graders, load_graders, validate_points
 from autograder.grading.options import DEFAULT_OPTIONS, GradeOptions
 from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
+from autograder.grading.task_runs import TaskRuns
 from autograder.sandbox.client import WorkerProcess
 from autograder.sandbox.launch import Launch, bare_launch, bwrap_launch
 from autograder.sandbox.session import SandboxSession
@@ -27,7 +28,7 @@ from autograder.submissions.introspection import review_flags
 from autograder.submissions.students import student_name
 
 # Called while a task's worker is still open, after its checks ran: a plan's own further look.
-Inspect = Callable[[SandboxSession, tuple[Any, ...], tuple[CheckResult, ...]], None]
+Inspect = Callable[[TaskRuns, tuple[Any, ...], tuple[CheckResult, ...]], None]
 
 
 class Plan(Protocol):
@@ -155,10 +156,20 @@ class Grader:
             key = "engine.missing_file"
             feedback = judge.render(graders, key, {"file": task.file, "module": task.module})
             return TaskResult(task.id, max_score, judge.failed_all(checks, key, feedback))
-        session = SandboxSession(self.worker, task)
-        opened = session.open({**submission.files, **self.given}, graders.probes_source)
-        if session.lost is not None:
-            key, feedback = judge.lost_feedback(graders, task, session.lost)
+        files = {**submission.files, **self.given}
+
+        def start(budget: float, counter: int) -> SandboxSession:
+            run = SandboxSession(self.worker, task, budget, counter)
+            run.open(files, graders.probes_source)
+            return run
+
+        first = start(float(task.time_limit), 0)
+        opened = first.opened
+        assert opened is not None
+        session = TaskRuns(task.id, task.time_limit, first, start)
+        if first.lost is not None:
+            first.lost.call = first.lost.call or f"import {task.module}"
+            key, feedback = judge.lost_feedback(graders, task, first.lost)
             results = judge.failed_all(checks, key, feedback)
         elif not opened.imported:
             err = opened.error

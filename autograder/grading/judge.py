@@ -41,8 +41,9 @@ def render(graders: Graders, key: str, params: dict[str, Any], example: str = ""
         for part in ("observed", "expected", "idea"):
             label = labels.get(part, part.capitalize())
             if part in entry:
+                values = safe if graders.lang == "en" else _verbatim(entry[part], safe)
                 try:
-                    lines.append(f"{label}: {entry[part].format_map(safe)}")
+                    lines.append(f"{label}: {entry[part].format_map(values)}")
                 except (KeyError, IndexError, ValueError) as exc:
                     lines.append(f"{label}: {entry[part]} [missing value {exc}]")
         text = "\n".join(lines)
@@ -51,18 +52,72 @@ def render(graders: Graders, key: str, params: dict[str, Any], example: str = ""
     return text[:FEEDBACK_LIMIT]
 
 
+# Placeholders whose values are code (a call's `what`) or a student's exception text, shown as they are
+# in every language: in another language than English they are set as code (`...`), so that a page
+# shows them as code and the Latin-word scans (authoring/latin_scan.py) leave them alone.
+VERBATIM = frozenset({"call", "what", "message"})
+_CODE_SPAN = re.compile(r"`[^`]*`")
+
+
+def _verbatim(template: str, values: dict[str, str]) -> dict[str, str]:
+    """`values` with each VERBATIM one that `template` does not already put in a code span in backticks."""
+    in_code = {name for span in _CODE_SPAN.findall(template)
+               for name in re.findall(r"\{(\w+)[^{}]*\}", span)}
+    return {k: f"`{v}`" if k in VERBATIM and k not in in_code and v and "`" not in v and "\n" not in v
+            else v for k, v in values.items()}
+
+
 def _short(value: Any, limit: int = 400) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
 def _one_line(lines: list[str]) -> str:
-    """A value hypothesis pretty-printed over several lines, on one (`[0,\\n 1]` -> `[0, 1]`)."""
+    """A value hypothesis pretty-printed over several lines, on one (`[0,\\n 1]` -> `[0, 1]`, and
+    `(\\n 1,\\n 2,\\n)` -> `(1, 2)` as Python writes it; a one-item tuple keeps its comma)."""
     text = ""
     for line in lines:
         part = _COMMENT.sub("", line).strip()
-        text += (" " if text.endswith(",") and part else "") + part
+        if part[:1] in _CLOSERS and text.endswith(","):
+            opener = _opening(text)
+            inside = text[opener + 1:-1]
+            one_item_tuple = opener >= 0 and text[opener] == "(" and not _has_top_level_comma(inside)
+            if not one_item_tuple:
+                text = text[:-1]
+        elif text.endswith(",") and part:
+            text += " "
+        text += part
     return text.removesuffix(",")
+
+
+_CLOSERS = ")]}"
+
+
+def _opening(text: str) -> int:
+    """Where the bracket still open at the end of `text` opened (-1: none); strings are not parsed,
+    which is enough for the reprs hypothesis prints of numbers, tuples, lists and arrays."""
+    depth = 0
+    for index in range(len(text) - 1, -1, -1):
+        char = text[index]
+        if char in _CLOSERS:
+            depth += 1
+        elif char in "([{":
+            if depth == 0:
+                return index
+            depth -= 1
+    return -1
+
+
+def _has_top_level_comma(text: str) -> bool:
+    depth = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in _CLOSERS:
+            depth -= 1
+        elif char == "," and depth == 0:
+            return True
+    return False
 
 
 def _arguments(note: str) -> list[tuple[str, str]]:
@@ -71,7 +126,7 @@ def _arguments(note: str) -> list[tuple[str, str]]:
     for line in note.splitlines()[1:]:
         if line.strip() == ")":
             break
-        if _ARGUMENT.match(line):
+        if _ARGUMENT.match(line) and line.strip()[:1] not in _CLOSERS:  # a closing bracket continues
             if line.strip().startswith("#"):  # "# The test always failed when ... varied together."
                 continue
             groups.append([line])
@@ -109,6 +164,10 @@ def falsifying_example(exc: BaseException) -> str:
 
 
 def lost_feedback(graders: Graders, task: TaskConfig, lost: WorkerLost) -> tuple[str, str]:
+    """The feedback of a lost call: which of the student's calls, and where their code was when it
+    was stopped (never a probe's name: the student knows their functions, not the grader's)."""
+    from autograder.grading.task_runs import TIME_BOUND_FACTOR
+
     reason = lost.reason
     if reason == "cpu_limit" and task.cpu_limit >= task.time_limit:
         # Busy code reaches a CPU limit no lower than the time limit at the same moment as the time
@@ -117,9 +176,19 @@ def lost_feedback(graders: Graders, task: TaskConfig, lost: WorkerLost) -> tuple
     key = f"engine.{reason}"
     if key not in graders.messages:
         key = "engine.killed"
-    params = {"limit": f"{task.time_limit:g}", "probe": lost.detail or "?", "memory": task.memory_mb}
+    ui = graders.messages.get("ui", {})
+    at = lost.stopped_at
+    call = f"`{lost.call}`" if lost.call else f"`{at.function}`" if at else ui.get("your_code", "your code")
+    stopped = ""
+    if at is not None:
+        stopped = ui.get("stopped_at", " (stopped at `{where}` in `{function}`: `{code}`)")
+        stopped = stopped.format_map({"where": at.place, "function": at.function, "code": at.code or "..."})
+    params = {"limit": f"{task.time_limit:g}", "call": call, "stopped": stopped, "memory": task.memory_mb,
+              "bound": f"{TIME_BOUND_FACTOR * task.time_limit:g}", "probe": call}
     if reason == "cpu_limit":
         params["limit"] = f"{task.cpu_limit:g}"
+    if reason == "tampered":
+        params["probe"] = lost.detail or "?"  # what changed, not a call
     return key, render(graders, key, params)
 
 
@@ -127,7 +196,8 @@ def student_error_feedback(graders: Graders, err: StudentCodeError, example: str
     where = f" (`{err.where}`)" if err.where else ""  # the same in every language
     if err.type_name == "NotImplementedError":
         key = "engine.not_implemented"
-        params = {"where": err.where or err.probe, "message": err.message}
+        labels = graders.messages.get("ui", {})
+        params = {"where": err.where or labels.get("your_code", "your code"), "message": err.message}
     else:
         key = "engine.student_error"
         params = {"type": err.type_name, "message": err.message, "where": where}
@@ -222,6 +292,9 @@ def run_check(check: Check, session: TaskSession, graders: Graders, task: TaskCo
     key, feedback = "", ""
     notes: list[tuple[str, dict[str, Any]]] = []
     token = NOTES.set(notes)
+    begin = getattr(session, "begin_check", None)
+    if begin is not None:  # a loss in an earlier check does not stop this one (task_runs.py)
+        begin()
     try:
         if not _replay_passes(check, session, graders):
             _call(check, session, graders)

@@ -36,13 +36,18 @@ JUDGING_ROOTS = ("autograder.grading.grader", "autograder.sandbox.inside.server"
 SEEDS = {"probe_call": "crc32(task:probe:call number)", "hypothesis": "derandomized, seed from check"}
 
 
-def _digest_files(digest: Any, root: Path, label: str) -> None:
+FILE_DIGEST_CHARS = 16  # of each part's sha256 in the per-file map: enough to tell a change
+
+
+def _file_parts(root: Path, label: str, shown: str) -> list[tuple[str, list[bytes]]]:
+    parts = []
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root)
         if any(part in SKIPPED_PARTS for part in rel.parts) or path.suffix == ".pyc":
             continue
-        digest.update(f"{label}/{rel.as_posix()}\0{path.stat().st_size}\0".encode())
-        digest.update(path.read_bytes())
+        parts.append((f"{shown}/{rel.as_posix()}",
+                      [f"{label}/{rel.as_posix()}\0{path.stat().st_size}\0".encode(), path.read_bytes()]))
+    return parts
 
 
 def _module_file(name: str, engine: Path) -> Path | None:
@@ -108,23 +113,53 @@ def _assignment_table(kit: Kit, assignment: Assignment) -> Any:
     return chain
 
 
-def grader_digest(kit: Kit, assignment: Assignment, lang: str) -> str:
-    """The digest of everything but the submission that a grade of `assignment` depends on."""
-    digest = hashlib.sha256(b"autograder-graders-v1\0")
-    digest.update(json.dumps(_assignment_table(kit, assignment), sort_keys=True, default=str).encode())
-    digest.update(json.dumps({"lang": lang, **library_versions()}, sort_keys=True).encode())
-    _digest_files(digest, ENGINE / "messages", "engine-messages")
+def _shown(path: Path, kit: Kit) -> str:
+    """A graders' or solutions' file as the instructor finds it: relative to the kit when inside it."""
+    return path.relative_to(kit.root).as_posix() if path.is_relative_to(kit.root) else str(path)
+
+
+def grader_parts(kit: Kit, assignment: Assignment, lang: str) -> list[tuple[str, list[bytes]]]:
+    """Everything but the submission that a grade of `assignment` depends on, part by part: (what the
+    instructor calls it, the bytes the grader digest reads of it), in the digest's order."""
+    parts: list[tuple[str, list[bytes]]] = [
+        (f"grading.toml [assignments.{assignment.id}]",
+         [json.dumps(_assignment_table(kit, assignment), sort_keys=True, default=str).encode()]),
+        ("the feedback language and the versions of the kit, torch, numpy and hypothesis",
+         [json.dumps({"lang": lang, **library_versions()}, sort_keys=True).encode()]),
+    ]
+    parts += _file_parts(ENGINE / "messages", "engine-messages", "autograder/messages")
     solutions = sorted(assignment.solutions.glob("*.py"))  # the references and the given files
-    for path in solutions:
-        digest.update(f"solutions/{path.name}\0".encode())
-        digest.update(path.read_bytes())
-    _digest_files(digest, assignment.graders, "graders")
+    parts += [(_shown(p, kit), [f"solutions/{p.name}\0".encode(), p.read_bytes()]) for p in solutions]
+    parts += _file_parts(assignment.graders, "graders", _shown(assignment.graders, kit))
     graders = [p for p in sorted(assignment.graders.rglob("*.py"))
                if not any(part in SKIPPED_PARTS for part in p.relative_to(assignment.graders).parts)]
     for path in judging_modules([*solutions, *graders]):
-        digest.update(f"engine/{path.relative_to(ENGINE).as_posix()}\0".encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+        rel = path.relative_to(ENGINE).as_posix()
+        parts.append((f"autograder/{rel}", [f"engine/{rel}\0".encode(), path.read_bytes()]))
+    return parts
+
+
+def grader_digest(kit: Kit, assignment: Assignment, lang: str) -> str:
+    """The digest of everything but the submission that a grade of `assignment` depends on."""
+    return grader_key(kit, assignment, lang)[0]
+
+
+def grader_key(kit: Kit, assignment: Assignment, lang: str) -> tuple[str, dict[str, str]]:
+    """The grader digest, and the digest of each of its parts (what `changed_parts` compares)."""
+    digest = hashlib.sha256(b"autograder-graders-v1\0")
+    files = {}
+    for name, chunks in grader_parts(kit, assignment, lang):
+        part = hashlib.sha256()
+        for chunk in chunks:
+            digest.update(chunk)
+            part.update(chunk)
+        files[name] = part.hexdigest()[:FILE_DIGEST_CHARS]
+    return digest.hexdigest(), files
+
+
+def changed_parts(before: dict[str, str], now: dict[str, str]) -> list[str]:
+    """The parts whose digest differs between two per-file maps (added and removed ones too)."""
+    return sorted(name for name in before.keys() | now.keys() if before.get(name) != now.get(name))
 
 
 def submission_digest(collected: Collected, context: str = "") -> str:
@@ -138,7 +173,12 @@ def submission_digest(collected: Collected, context: str = "") -> str:
     return digest.hexdigest()
 
 
-def provenance(submission: str, graders: str) -> dict[str, Any]:
-    """What results.json and the gradebook record about where a grade came from."""
-    return {"submission_sha256": submission, "grader_digest": graders, "versions": library_versions(),
-            "seeds": SEEDS}
+GRADER_FILES = "grader_files"  # provenance's per-part digests: the gradebook keeps them, results.json not
+
+
+def provenance(submission: str, graders: str, files: dict[str, str] | None = None) -> dict[str, Any]:
+    """What results.json and the gradebook record about where a grade came from (`files`: the
+    digest of each part of the graders, so a grade gone stale can name what changed)."""
+    found = {"submission_sha256": submission, "grader_digest": graders, "versions": library_versions(),
+             "seeds": SEEDS}
+    return {**found, GRADER_FILES: files} if files else found

@@ -14,20 +14,22 @@ from pathlib import Path
 from typing import Any
 
 from autograder.config import TaskConfig
-from autograder.errors import ConfigError
 from autograder.grading import judge
 from autograder.grading.course import Graders, load_graders
 from autograder.grading.results import CheckResult
+from autograder.grading.student_locate import find_student_checks, read_student_manifest, selected_tasks
 from autograder.grading.student_results import (
     CHECKED,
+    ENDED,
     MISSING,
     NO_IMPORT,
     NOT_DEFINED,
     NOT_STARTED,
+    STOPPED,
     CheckReport,
     TaskOutcome,
 )
-from autograder.manifest import MANIFEST_FILE, Manifest, ManifestTask, find_checks, read_manifest
+from autograder.manifest import MANIFEST_FILE, Manifest, ManifestTask, read_manifest, student_folder
 from autograder.sandbox.inside.runtime import load_lazy_torch
 from autograder.sandbox.local import InProcessSession
 
@@ -96,44 +98,64 @@ def _own_names(namespace: Mapping[str, Any], task: ManifestTask, module: str) ->
 
 
 def check_task(loaded: LoadedChecks, task: ManifestTask, folder: Path,
-               namespace: Mapping[str, Any] | None = None) -> TaskOutcome:
+               namespace: Mapping[str, Any] | None = None, forked: bool = False) -> TaskOutcome:
     """One task's public checks on `folder`'s file, or on `namespace` (a notebook's names; a task
-    none of whose names the notebook defined is checked in its file beside the notebook, if any)."""
+    none of whose names the notebook defined is checked in its file beside the notebook, if any).
+
+    `forked` (Linux): the probes run in forks of this process timed as the grade times its runs
+    (grading/task_runs.py: a lost call costs the checks that make it, the others go on in a fresh
+    fork), so the verdicts are the grade's; else in this process, untimed."""
     graders = loaded.graders
     assert graders is not None, "a self-check that is turned off checks no task"
     checks = tuple(c for c in graders.for_task(task.id) if c.public)
     max_score = sum(c.points for c in checks)
-    config = TaskConfig(task.id, task.file, task.points, time_limit=task.time_limit, hidden=task.hidden)
+    config = TaskConfig(task.id, task.file, task.points, time_limit=task.time_limit,
+                        cpu_limit=task.time_limit, hidden=task.hidden)
     own = _own_names(namespace, task, config.module) if namespace is not None else []
     absent = [name for name in task.names if namespace is not None and name not in own]
     if namespace is not None and task.names and len(absent) == len(task.names):
         if not (folder / task.file).is_file():
             return TaskOutcome(task.id, task.file, NOT_DEFINED, max_score, detail=", ".join(absent))
         namespace = None
+    module = None
     if namespace is not None:
         module = types.ModuleType(config.module)
         module.__dict__.update(namespace)
-        session = InProcessSession(task.id, folder, config.module, graders.probes_source, module)
+    elif not (folder / task.file).is_file():
+        return TaskOutcome(task.id, task.file, MISSING, max_score)
+    session: Any
+    if forked:
+        from autograder.grading.student_fork import ForkedRun
+        from autograder.grading.task_runs import TaskRuns
+
+        def start(budget: float, counter: int) -> ForkedRun:
+            return ForkedRun(task.id, folder, config.module, graders.probes_source, module, budget, counter)
+
+        first = start(config.time_limit, 0)
+        if first.lost is not None:  # the import itself was lost: every check, as graded
+            first.lost.call = f"import {config.module}"
+            key, feedback = judge.lost_feedback(graders, config, first.lost)
+            first.close()
+            results = judge.failed_all(checks, key, feedback)
+            word = STOPPED if first.lost.reason in ("time_limit", "cpu_limit") else ENDED
+            return TaskOutcome(task.id, task.file, word, max_score, results, detail=f"{task.time_limit:g}")
+        status = first.status
+        session = TaskRuns(task.id, config.time_limit, first, start)
     else:
-        if not (folder / task.file).is_file():
-            return TaskOutcome(task.id, task.file, MISSING, max_score)
-        session = InProcessSession(task.id, folder, config.module, graders.probes_source)
-        if not session.status.get("imported"):
-            return TaskOutcome(task.id, task.file, NO_IMPORT, max_score,
-                               detail=_import_error(session.status.get("error", {})))
-    results = tuple(judge.run_check(c, session, graders, config) for c in checks)
-    status = NOT_STARTED if _not_implemented(results) else CHECKED
-    return TaskOutcome(task.id, task.file, status, max_score, results)
-
-
-def selected_tasks(manifest: Manifest, only: str | None) -> tuple[ManifestTask, ...]:
-    if only is None:
-        return manifest.tasks
-    chosen = tuple(t for t in manifest.tasks if t.id == only)
-    if not chosen:
-        known = ", ".join(t.id for t in manifest.tasks)
-        raise ConfigError(f"no task {only!r} in {manifest.assignment} (its tasks: {known})")
-    return chosen
+        session = InProcessSession(task.id, folder, config.module, graders.probes_source, module)
+        status = session.status
+    if module is None and not status.get("imported"):
+        if forked:
+            session.close()
+        return TaskOutcome(task.id, task.file, NO_IMPORT, max_score,
+                           detail=_import_error(status.get("error", {})))
+    try:
+        results = tuple(judge.run_check(c, session, graders, config) for c in checks)
+    finally:
+        if forked:
+            session.close()
+    status_word = NOT_STARTED if _not_implemented(results) else CHECKED
+    return TaskOutcome(task.id, task.file, status_word, max_score, results)
 
 
 def empty_report(loaded: LoadedChecks) -> CheckReport:
@@ -170,8 +192,9 @@ def run_check(folder: Path, task: str | None = None, lang: str | None = None,
     from autograder.grading.student_process import capped_output, empty_folder, no_bytecode, private_tmp
 
     started = time.monotonic()
-    checks_dir = checks_dir or find_checks(folder)
-    manifest = read_manifest(checks_dir.resolve() / MANIFEST_FILE)
+    checks_dir = checks_dir or find_student_checks(folder, lang)
+    folder = student_folder(folder, checks_dir)
+    manifest = read_student_manifest(checks_dir.resolve(), lang)
     if manifest.check != "none":  # before the checks are imported: they import torch
         require_sound_install(lang or manifest.language)
     with no_bytecode():
@@ -181,11 +204,11 @@ def run_check(folder: Path, task: str | None = None, lang: str | None = None,
         return report
     load_lazy_torch()  # before the private temporary folder, whose name torch's compiler would keep
     with no_bytecode(), private_tmp() as tmp:
-        tasks = selected_tasks(loaded.manifest, task)
+        tasks = selected_tasks(loaded.manifest, task, lang)
         outcomes = []
         for chosen in tasks:
             with capped_output(output_note(loaded)):
                 outcomes.append(check_task(loaded, chosen, folder.resolve(), namespace))
             empty_folder(tmp)
     return CheckReport(report.assignment, report.title, report.lang, tuple(outcomes), False,
-                       time.monotonic() - started, report.labels, report.built_with)
+                       time.monotonic() - started, report.labels, report.built_with, str(folder))

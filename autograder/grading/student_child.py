@@ -1,25 +1,22 @@
-"""The self-check in child processes: one warm child made by `spawn`, and on Linux a fork of it per task.
+"""The self-check in child processes: one warm child made by `spawn`, and on Linux forks of it per task.
 
 The parent stays light (no torch, no hypothesis) and only waits. The warm child imports torch,
 the checks, the probes and torch's lazily imported parts before it says it is ready: none of that
-is on any task's clock. On Linux it then forks one process per task from that warm state and
-times it itself; elsewhere (Windows and macOS, where a fork of torch is not safe) it checks the
-tasks itself and the parent times each one from its start, and a fresh child (warm again, off the
-clock) goes on after a task that was lost. Either way a task is timed on its own clock (the time
-a busy machine made it wait for a CPU is not charged: sandbox/inside/clock.py), and a task that
-runs past its limit or dies costs that task alone. Outcomes come back as JSON bytes over a pipe,
-never pickle.
+is on any task's clock. On Linux it then runs each task's checks itself and their probe calls in
+forks of that warm state, timed as the grade times them (grading/student_fork.py, task_runs.py:
+a lost call costs the checks that make it, the task's other checks go on in a fresh fork).
+Elsewhere (Windows and macOS, where a fork of torch is not safe) it checks the tasks itself and
+the parent times each one from its start, and a fresh child (warm again, off the clock) goes on
+after a task that was lost. Either way a task is timed on its own clock (the time a busy machine
+made it wait for a CPU is not charged: sandbox/inside/clock.py), and a task that runs past its
+limit or dies costs that task alone. Outcomes come back as JSON bytes over a pipe, never pickle.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import multiprocessing
 import os
-import selectors
-import signal
-import struct
 import sys
 import time
 from collections.abc import Mapping
@@ -29,8 +26,10 @@ from typing import Any
 
 from autograder.errors import AutograderError, ConfigError
 from autograder.grading.student_environment import BrokenInstall, Fault, version_faults
+from autograder.grading.student_locate import find_student_checks, read_student_manifest, selected_tasks
 from autograder.grading.student_results import ENDED, STOPPED, CheckReport, TaskOutcome, outcome_from_dict
-from autograder.manifest import Manifest, ManifestTask, find_checks, read_manifest
+from autograder.grading.task_runs import TIME_BOUND_FACTOR
+from autograder.manifest import Manifest, ManifestTask, student_folder
 from autograder.sandbox.inside.clock import MAX_STRETCH, TaskClock
 
 LOAD_BUDGET = 300.0  # seconds for the child to start and import torch, the checks and the probes
@@ -78,10 +77,7 @@ def child_main(conn: Connection, folder: str, checks_dir: str, lang: str | None,
             for task_id in tasks:
                 task = by_id[task_id]
                 _send(conn, {"start": task_id, "timed": fork_tasks})
-                if fork_tasks:
-                    outcome = forked_task(loaded, task, folder)[0]
-                else:
-                    outcome = _task_here(loaded, task, folder)
+                outcome = _task_here(loaded, task, folder, forked=fork_tasks)
                 _send(conn, {"outcome": outcome})
                 student_process.empty_folder(tasks_tmp)
     except AutograderError as exc:
@@ -97,93 +93,15 @@ def _probe() -> list[Fault]:
 
 
 def _task_here(loaded: Any, task: ManifestTask, folder: str,
-               namespace: Mapping[str, Any] | None = None) -> dict[str, Any]:
+               namespace: Mapping[str, Any] | None = None, forked: bool = False) -> dict[str, Any]:
+    """One task checked in this process: its probes here too, or (`forked`) in forks of it."""
     from autograder.grading.student_check import check_task, output_note
     from autograder.grading.student_process import capped_output
     from autograder.grading.student_results import outcome_to_dict
 
     with capped_output(output_note(loaded)):
-        outcome = check_task(loaded, task, Path(folder), namespace)
+        outcome = check_task(loaded, task, Path(folder), namespace, forked=forked)
     return outcome_to_dict(outcome)
-
-
-def forked_task(loaded: Any, task: ManifestTask, folder: str, namespace: Mapping[str, Any] | None = None,
-                capture: bool = False) -> tuple[dict[str, Any], str]:
-    """One task in a fork of this warm process, timed on its own clock: its outcome as plain data,
-    and (with `capture`: a notebook kernel, whose streams a fork cannot use) what it printed."""
-    from autograder.grading.student_results import outcome_to_dict
-
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the task's process
-        code = 70
-        try:
-            os.close(read_end)
-            os.setpgid(0, 0)  # what it starts can be ended with it
-            from autograder.sandbox.inside.cleanup import PR_SET_PDEATHSIG, prctl
-
-            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # and it ends with the warm process
-            printed = io.StringIO()
-            if capture:
-                sys.stdout = sys.stderr = printed
-            import torch
-
-            torch.set_num_threads(1)  # as graded (and no OpenMP pool to inherit half of)
-            message = {"outcome": _task_here(loaded, task, folder, namespace), "output": printed.getvalue()}
-            data = json.dumps(message, ensure_ascii=False).encode("utf-8")
-            with open(write_end, "wb", closefd=False) as out:
-                out.write(struct.pack(">Q", len(data)) + data)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    try:
-        data, timed_out = _collect(read_end, pid, task.time_limit + GRACE)
-    finally:
-        os.close(read_end)
-        _end(pid)
-    if timed_out:
-        return outcome_to_dict(_stopped(task, STOPPED)), ""
-    try:
-        (size,) = struct.unpack(">Q", data[:8])
-        if size != len(data) - 8:
-            raise ValueError("short")
-        message = json.loads(data[8:].decode("utf-8"))
-        return message["outcome"], str(message.get("output", ""))
-    except (struct.error, ValueError, KeyError, TypeError):  # it ended (os._exit, a crash) before it answered
-        return outcome_to_dict(_stopped(task, ENDED)), ""
-
-
-def _collect(fd: int, pid: int, limit: float) -> tuple[bytes, bool]:
-    """What the task's process sends until it is done; (data, True) when its time ran out first."""
-    clock = TaskClock(pid).start()
-    data = bytearray()
-    with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_READ)
-        while True:
-            if len(data) >= 8 and len(data) - 8 >= struct.unpack(">Q", bytes(data[:8]))[0]:
-                return bytes(data), False
-            remaining = clock.remaining(limit)
-            if remaining <= 0:
-                return bytes(data), True
-            if sel.select(timeout=min(remaining, TICK)):
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    return bytes(data), False
-                data += chunk
-
-
-def _end(pid: int) -> None:
-    """Kill the task's process and whatever it started (its process group), and collect it."""
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
 
 
 # -- in the parent -------------------------------------------------------------------------------
@@ -228,12 +146,10 @@ def run_check_in_child(folder: Path, task: str | None = None, lang: str | None =
     import tempfile
 
     started = time.monotonic()
-    checks_dir = (checks_dir or find_checks(folder)).resolve()
-    manifest = read_manifest(checks_dir / "manifest.json")
-    pending = [t for t in manifest.tasks if task is None or t.id == task]
-    if not pending:
-        known = ", ".join(t.id for t in manifest.tasks)
-        raise ConfigError(f"no task {task!r} in {manifest.assignment} (its tasks: {known})")
+    checks_dir = (checks_dir or find_student_checks(folder, lang)).resolve()
+    folder = student_folder(folder, checks_dir)
+    manifest = read_student_manifest(checks_dir, lang)
+    pending = list(selected_tasks(manifest, task, lang))
     faults = version_faults()
     if faults:
         raise broken_install([{"key": f.key, "values": f.values} for f in faults], lang or manifest.language)
@@ -252,7 +168,7 @@ def run_check_in_child(folder: Path, task: str | None = None, lang: str | None =
         shutil.rmtree(tmp, ignore_errors=True)
     title = labels.pop("title", "") or manifest.title
     return CheckReport(manifest.assignment, title, chosen, tuple(outcomes), False,
-                       time.monotonic() - started, labels, manifest.kit_version)
+                       time.monotonic() - started, labels, manifest.kit_version, str(folder))
 
 
 def _run_children(manifest: Manifest, pending: list[ManifestTask], folder: Path, checks_dir: Path,
@@ -281,8 +197,9 @@ def _run_children(manifest: Manifest, pending: list[ManifestTask], folder: Path,
                 current = pending[0]
                 reply = _receive(receiver, LOAD_BUDGET)  # "start": the previous task is done
                 if reply is not None and "start" in reply:
-                    if reply.get("timed"):  # the child times it; this only guards against a stuck child
-                        reply = _receive(receiver, (current.time_limit + GRACE) * MAX_STRETCH + GRACE)
+                    if reply.get("timed"):  # the child times its runs; this only guards against a stuck child
+                        bound = TIME_BOUND_FACTOR * current.time_limit + GRACE
+                        reply = _receive(receiver, bound * MAX_STRETCH + GRACE)
                     else:
                         reply = _timed_receive(receiver, child.pid, current.time_limit + GRACE)
                 if reply is None or "outcome" not in reply:

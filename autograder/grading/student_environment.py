@@ -133,8 +133,12 @@ def describe_faults(faults: list[Fault], lang: str) -> str:
                                       "at fault, nothing was checked):")]
     for fault in faults:
         text = labels.get(fault.key, fault.key + ": {values}")
+        if fault.values.get("package") == "torch":  # the CPU-only build first: no CUDA download
+            text = labels.get(fault.key + "_torch", text)
         try:
             lines.append("- " + text.format(**fault.values))
         except (KeyError, IndexError, ValueError):
             lines.append(f"- {fault.key}: {dict(fault.values)}")
-    return "\n".join(lines)
+    if any(fault.values.get("package") == "torch" or fault.key == "env_numpy_abi" for fault in faults):
+        lines.append(labels.get("env_torch_gpu", ""))
+    return "\n".join(line for line in lines if line)

@@ -35,6 +35,7 @@ DEFAULT_LABELS = {
     "selfcheck_output_capped": "... {dropped} more characters of output were not shown (first {limit} shown)",
     "selfcheck_version_note": ("note: checks/ was built with torch-autograder {built}, this is {running}: "
                                "if a check seems wrong, install {built}"),
+    "selfcheck_folder": "checked the folder {folder}",
     "passed": "passed",
     "failed": "failed",
 }
@@ -80,20 +81,32 @@ def version_note(report: CheckReport) -> str:
     return _label(report.labels, "selfcheck_version_note", built=report.built_with, running=running)
 
 
+def status_word(report: CheckReport, passed: bool) -> str:
+    """PASS or FAIL before a check's title; in another language the catalogue's word (পাস, ফেল)."""
+    if report.lang == "en":
+        return "PASS" if passed else "FAIL"
+    return _label(report.labels, "passed" if passed else "failed")
+
+
 def text_lines(report: CheckReport, verbose: bool = False) -> list[tuple[str, str]]:
     """(style, text) lines: a style is "" or one of ok, fail, bold, dim (the CLI colours them)."""
     if report.off:
         return [("", _label(report.labels, "selfcheck_turned_off"))]
     lines: list[tuple[str, str]] = [("bold", f"{report.title} ({report.assignment})")]
+    if report.folder:
+        lines.append(("dim", _label(report.labels, "selfcheck_folder", folder=report.folder)))
     if version_note(report):
         lines.append(("dim", version_note(report)))
     for outcome in report.tasks:
         lines.append(("ok" if outcome.passed else "fail", task_line(report.labels, outcome)))
+        if outcome.status in (STOPPED, ENDED) and outcome.checks and not verbose:  # why, once
+            lines += [("dim", f"       {label}: {text}" if label else f"       {text}")
+                      for label, text in feedback_lines(outcome.checks[0].feedback, report.labels)]
         shown = verbose or outcome.status == CHECKED
         for check in outcome.checks if shown else ():
             if check.passed and not verbose:
                 continue
-            mark = "PASS" if check.passed else "FAIL"
+            mark = status_word(report, check.passed)
             lines.append(("ok" if check.passed else "fail",
                           f"  {mark} {check.title} ({_num(check.score)}/{_num(check.max_score)})"))
             if not check.passed:
@@ -138,6 +151,13 @@ def _feedback_html(feedback: str, labels: Mapping[str, str]) -> str:
     return "".join(rows)
 
 
+def _why(outcome: TaskOutcome, report: CheckReport) -> str:
+    """Why a task that stopped or ended at its import did so (its checks' one shared feedback)."""
+    if outcome.status not in (STOPPED, ENDED) or not outcome.checks:
+        return ""
+    return _feedback_html(outcome.checks[0].feedback, report.labels)
+
+
 def render_html(report: CheckReport, verbose: bool = False) -> str:
     """The report as one HTML block for a notebook: per task its points, then each failing check."""
     if report.off:
@@ -152,7 +172,8 @@ def render_html(report: CheckReport, verbose: bool = False) -> str:
             f'<td style="{cell}"><b>{html.escape(outcome.task)}</b></td>'
             f'<td style="{cell};color:{colour}" class="points">'
             f'{_num(outcome.score)}/{_num(outcome.max_score)}</td>'
-            f'<td style="{cell}">{html.escape(task_line(report.labels, outcome))}</td></tr>'
+            f'<td style="{cell}">{html.escape(task_line(report.labels, outcome))}'
+            f'{_why(outcome, report)}</td></tr>'
         )
         for check in outcome.checks if verbose or outcome.status == CHECKED else ():
             if check.passed and not verbose:
@@ -169,6 +190,8 @@ def render_html(report: CheckReport, verbose: bool = False) -> str:
     if version_note(report):
         total += f"<div>{html.escape(version_note(report))}</div>"
     style = f"<style>{fonts.font_css(report.lang)}</style>" if report.lang == "bn" else ""
+    checked = _label(report.labels, "selfcheck_folder", folder=report.folder)
+    folder = f'<div class="folder">{html.escape(checked)}</div>' if report.folder else ""
     return (f'{style}<div class="autograder-check" lang="{html.escape(report.lang)}" '
-            f'style="font-family:{family}"><div><b>{html.escape(report.title)}</b></div>'
+            f'style="font-family:{family}"><div><b>{html.escape(report.title)}</b></div>{folder}'
             f'<table style="{table}">{"".join(rows)}</table><div><b>{total}</b></div></div>')

@@ -46,6 +46,7 @@ class CheckReport:
     seconds: float = field(default=0.0, compare=False)
     labels: Mapping[str, str] = field(default_factory=dict, compare=False)  # ui labels, in lang
     built_with: str = ""  # the kit version the folder's checks/ was built with (its manifest's)
+    folder: str = ""  # the student folder whose files were checked (found as git finds its root)
 
     @property
     def score(self) -> float:

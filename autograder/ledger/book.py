@@ -14,7 +14,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.errors import LedgerError
+from autograder.grading.provenance import GRADER_FILES
 from autograder.grading.results import SubmissionResult, result_from_dict, result_to_dict
 from autograder.ledger import adjustments, log, records, schema, signing
 from autograder.ledger.records import RecordKind
@@ -239,6 +240,19 @@ class Gradebook:
             " WHERE assignment = ? AND current = 1", (assignment,),
         )
         return {r[1]: (r[2], r[3] if r[0] > legacy else "") for r in rows}
+
+    def grader_files(self, assignment: str, students: Sequence[str]) -> dict[str, dict[str, str]]:
+        """student -> the digest of each of the graders' parts their current grade was computed with
+        (empty: recorded before grades kept them), for the students asked about."""
+        wanted = set(students)
+        rows = self.db.execute("SELECT student, result FROM gradings WHERE assignment = ? AND current = 1",
+                               (assignment,))
+        found = {}
+        for student, text in rows:
+            if student in wanted:
+                files = (json.loads(text).get("provenance") or {}).get(GRADER_FILES)
+                found[student] = dict(files) if isinstance(files, dict) else {}
+        return found
 
     def rows(self) -> list[GradebookRow]:
         """Every row, current and history, for verification."""

@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from autograder import __version__, atomic
 from autograder.config import Assignment
+from autograder.exam.variants import knob_reach
 from autograder.grading.results import SubmissionResult
 from autograder.output.charts import bar_chart
 from autograder.output.exam_stats import ExamStatistics, exam_statistics
@@ -354,7 +355,8 @@ def summarize(
         review=tuple(sorted(review, key=lambda r: (not r.tampered, r.student, r.task))),
         ui={**REPORT_UI, **engine_ui(), **messages.get("ui", {})},
         lang=lang,
-        stats=exam_statistics(results, assignment.exam.variants if assignment.exam else ()),
+        stats=exam_statistics(results, assignment.exam.variants if assignment.exam else (),
+                              knob_reach(assignment)),
         seconds=seconds,
         exam=assignment.exam is not None or any(r.exam for r in results),
         variants=exam.variants,

@@ -7,15 +7,22 @@ A check everyone or no one passes tells nothing about who learned what; one with
 discrimination is passed more by those who do worse elsewhere, and is flagged for review. Per
 variant and per option of each knob: the mean and spread of scores, and a Kruskal-Wallis test of
 whether the groups differ in difficulty (H with the ties correction, its p-value from the
-chi-square distribution), so an unfair variant is seen before grades are released.
+chi-square distribution), so an unfair variant is seen before grades are released. A knob is tested
+on the total and on the score of each task its numbers reach: an option that sinks one task of 20
+points hides in the totals, where the spread between students drowns it. Every p-value is then
+adjusted for the number of tests with Holm's step-down method, which keeps the chance of flagging
+anything in a fair exam at ALPHA whatever the tests' dependence (an instructor acts on each flag,
+so false alarms cost more than a weak effect missed); each test's effect is the spread of its
+groups' means, in points.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,17 +59,28 @@ class GroupRow:
 
 @dataclass(frozen=True)
 class GroupTest:
-    """Do the groups (the variants, or the options of one knob) differ in difficulty?"""
+    """Do the groups (the variants, or the options of one knob) differ in difficulty, on the total or
+    on one task's score?"""
 
     name: str  # "variant" or the knob
     groups: tuple[GroupRow, ...]
     h: float | None = None  # None: too few students per group to test
     df: int = 0
     p: float | None = None
+    task: str = ""  # the task whose score the groups are of ("": the total)
+    points: float = 0.0  # the most that score can be
+    spread: float = 0.0  # the highest tested group's mean minus the lowest's, in points
+    p_holm: float | None = None  # p adjusted for every test of the exam (None: not adjusted yet)
 
     @property
     def differ(self) -> bool:
-        return self.p is not None and self.p < ALPHA
+        p = self.p_holm if self.p_holm is not None else self.p
+        return p is not None and p < ALPHA
+
+    @property
+    def anchor(self) -> str:
+        """The id of this test's row in the report."""
+        return f"test-{self.name}" + (f"-{self.task}" if self.task else "")
 
 
 @dataclass(frozen=True)
@@ -79,6 +97,22 @@ class ExamStatistics:
     @property
     def flagged(self) -> tuple[ItemStat, ...]:
         return tuple(c for c in self.checks + self.tasks if c.flag)
+
+    @property
+    def differing(self) -> tuple[GroupTest, ...]:
+        """The tests whose groups differ (after the adjustment), largest effect first."""
+        found = [t for t in self.tests if t.differ]
+        return tuple(sorted(found, key=lambda t: (-t.spread / (t.points or 1.0), t.name, t.task)))
+
+    @property
+    def ran(self) -> int:
+        """How many tests ran (what each p-value was adjusted for)."""
+        return sum(t.p is not None for t in self.tests)
+
+    def knobs(self) -> list[tuple[str, tuple[GroupTest, ...]]]:
+        """Each group test's name (the variant, then each knob) with its tests: the total's first."""
+        names = list(dict.fromkeys(t.name for t in self.tests))
+        return [(n, tuple(t for t in self.tests if t.name == n)) for n in names]
 
 
 def point_biserial(passed: Sequence[float], rest: Sequence[float]) -> float | None:
@@ -156,6 +190,18 @@ def kruskal_wallis(groups: Sequence[Sequence[float]]) -> tuple[float, int, float
     return float(h), df, float(chi2_sf(h, df))
 
 
+def holm(ps: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment: the i-th smallest of m p-values times (m - i + 1), made
+    monotone and capped at 1, returned in the given order (statsmodels' multipletests "holm")."""
+    m = len(ps)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda j: ps[j])):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        adjusted[i] = running
+    return adjusted
+
+
 def _flag(difficulty: float, discrimination: float | None) -> str:
     if difficulty >= 1:
         return EVERYONE
@@ -203,8 +249,10 @@ def item_statistics(results: Sequence[SubmissionResult]) -> tuple[tuple[ItemStat
     return tuple(sorted(checks, key=order)), tuple(sorted(tasks, key=order))
 
 
-def group_test(name: str, groups: dict[str, list[float]], order: Sequence[str] = ()) -> GroupTest:
-    """The groups' mean and spread, and Kruskal-Wallis over those of at least two students."""
+def group_test(name: str, groups: dict[str, list[float]], order: Sequence[str] = (), task: str = "",
+               points: float = 0.0) -> GroupTest:
+    """The groups' mean and spread, and Kruskal-Wallis over those of at least two students (`task`:
+    the task whose score `groups` hold; `points`: the most that score can be)."""
     labels = [g for g in order if g in groups] + sorted(g for g in groups if g not in order)
     rows = tuple(
         GroupRow(
@@ -217,28 +265,52 @@ def group_test(name: str, groups: dict[str, list[float]], order: Sequence[str] =
     )
     testable = [v for v in groups.values() if len(v) >= 2]
     if len(testable) < 2 or len(set().union(*map(set, testable))) < 2:
-        return GroupTest(name, rows)
+        return GroupTest(name, rows, task=task, points=points)
     h, df, p = kruskal_wallis(testable)
-    return GroupTest(name, rows, round(h, 4), df, p)
+    means = [statistics.fmean(v) for v in testable]
+    return GroupTest(name, rows, round(h, 4), df, p, task, points, round(max(means) - min(means), 6))
 
 
 def exam_statistics(
-    results: Sequence[SubmissionResult], declared: Sequence[tuple[str, Sequence[object]]] = ()
+    results: Sequence[SubmissionResult], declared: Sequence[tuple[str, Sequence[object]]] = (),
+    reach: Mapping[str, Sequence[str]] | None = None,
 ) -> ExamStatistics:
     """Items for every assignment; the group tests when the results carry exam variants (`declared`:
-    the exam's knobs and options, in grading.toml's order)."""
+    the exam's knobs and options, in grading.toml's order; `reach`: knob -> the tasks its numbers
+    change, exam/variants.knob_tasks; a knob it does not name is tested on every task)."""
     checks, tasks = item_statistics(results)
     graded = [r for r in results if r.tasks and not r.problem]
     tests = []
     variants: dict[str, list[float]] = defaultdict(list)
-    options: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    options: dict[str, dict[str, list[SubmissionResult]]] = defaultdict(lambda: defaultdict(list))
     for r in graded:
         if r.exam.get("variant"):
             variants[str(r.exam["variant"])].append(r.raw_score)
             for knob, value in (r.exam.get("choices") or {}).items():
-                options[knob][show(value)].append(r.raw_score)
+                options[knob][show(value)].append(r)
     if variants:
-        tests.append(group_test("variant", variants))
+        top = max(r.max_score for r in graded)
+        tests.append(group_test("variant", variants, points=top))
         order = {knob: [show(o) for o in opts] for knob, opts in declared}
-        tests += [group_test(knob, dict(groups), order.get(knob, ())) for knob, groups in options.items()]
-    return ExamStatistics(len(graded), checks, tasks, tuple(tests))
+        task_max = {t.task: t.max_score for r in graded for t in r.tasks}
+        for knob, groups in options.items():
+            known = order.get(knob, ())
+            tests.append(group_test(knob, {o: [r.raw_score for r in g] for o, g in groups.items()}, known,
+                                    points=top))
+            reached = (reach or {}).get(knob, list(task_max))
+            for task in [t for t in task_max if t in reached]:
+                scores = {o: [t.score for r in g for t in r.tasks if t.task == task]
+                          for o, g in groups.items()}
+                tests.append(group_test(knob, {o: v for o, v in scores.items() if v}, known, task,
+                                        task_max[task]))
+    return ExamStatistics(len(graded), checks, tasks, adjusted(tests))
+
+
+def adjusted(tests: Sequence[GroupTest]) -> tuple[GroupTest, ...]:
+    """The tests with their p-values adjusted together (Holm), so more tests flag no more noise."""
+    ran = [i for i, t in enumerate(tests) if t.p is not None]
+    holm_ps = holm([float(tests[i].p) for i in ran])  # type: ignore[arg-type]
+    found = list(tests)
+    for i, p in zip(ran, holm_ps, strict=True):
+        found[i] = dataclasses.replace(found[i], p_holm=p)
+    return tuple(found)

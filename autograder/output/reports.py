@@ -13,6 +13,7 @@ from typing import Any
 
 from autograder import __version__, atomic
 from autograder.config import Assignment
+from autograder.grading.provenance import GRADER_FILES
 from autograder.grading.results import SubmissionResult
 from autograder.ledger import adjustments
 from autograder.ledger.book import Gradebook
@@ -78,7 +79,9 @@ def gradescope_results(result: SubmissionResult) -> dict[str, Any]:
     if result.review:  # for the instructor: lines that look into the interpreter (not penalised)
         extra["review"] = list(result.review)
     if result.provenance:  # what the grade was computed from, and its signature
-        extra["provenance"] = {k: v for k, v in result.provenance.items() if k != adjustments.ADJUSTED}
+        # the per-part digests stay in the gradebook: they name what changed when a grade goes stale
+        extra["provenance"] = {k: v for k, v in result.provenance.items()
+                               if k not in (adjustments.ADJUSTED, GRADER_FILES)}
     if made:  # the graders' total (signed) and the adjustments applied to it
         extra["adjusted"] = result.provenance[adjustments.ADJUSTED]
     return {
@@ -106,14 +109,37 @@ def _penalty_text(result: SubmissionResult) -> str:
     return f" (the checks gave {result.raw_score:g}; late penalty -{result.penalty:g})"
 
 
-def feedback_markdown(result: SubmissionResult, assignment: Assignment) -> str:
+def _markdown_feedback(feedback: str, ui: dict[str, str]) -> list[str]:
+    """A check's feedback lines as the pages show them: "Idea: Lesson: ..." (in Bangla "মূল ধারণা: পাঠ:
+    ...", two labels in a row) becomes the lesson's label alone (pages.feedback_lines)."""
+    lesson, idea = ui.get("lesson", "Lesson"), ui.get("idea", "Idea")
+    lines = []
+    for line in feedback.splitlines():
+        label, sep, rest = line.partition(": ")
+        topic, again, after = rest.partition(": ")
+        if sep and label == idea and again and topic.casefold() in (lesson.casefold(), "lesson"):
+            line = f"{lesson}: {after}"
+        lines.append(line)
+    return lines
+
+
+def feedback_markdown(result: SubmissionResult, assignment: Assignment, messages: Messages | None = None,
+                      lang: str = "en") -> str:
+    """feedback.md: every check with its feedback, in the language of the pages (`messages`' [ui])."""
+    messages = messages or {}
+    ui = {**ENGLISH_UI, **messages.get("ui", {})}
+    title = pages.assignment_title(assignment.id, assignment.title, messages.get("titles", {}))
+    heading = ui["feedback_title"].format(student=result.student)
     lines = [
-        f"# {assignment.title}: feedback for {result.student}",
+        f"# {title}: {heading}",
         "",
-        f"**Score: {result.score:g} / {result.max_score:g}**{_penalty_text(result)}",
+        f"**{ui['score']}: {result.score:g} / {result.max_score:g}**{_penalty_text(result)}",
         "",
     ]
-    for note in ([result.problem] if result.problem else []) + list(result.notes):
+    notes = ([result.problem] if result.problem else []) + list(result.notes)
+    if lang != "en":  # the notes were written in English from the catalogue's note_* templates
+        notes = [pages.translate_note(note, _english_ui(), ui) for note in notes]
+    for note in notes:
         lines.append(f"> {note}")
     for task in result.tasks:
         lines += ["", f"## {task.task} ({task.score:g} / {task.max_score:g})", ""]
@@ -121,9 +147,10 @@ def feedback_markdown(result: SubmissionResult, assignment: Assignment) -> str:
             mark = "✅" if check.passed else "❌"
             lines.append(f"- {mark} {check.title} ({check.score:g}/{check.max_score:g})")
             if check.feedback:
-                lines += ["", "  ```", *("  " + line for line in check.feedback.splitlines()), "  ```"]
+                shown = _markdown_feedback(check.feedback, ui)
+                lines += ["", "  ```", *("  " + line for line in shown), "  ```"]
         if task.output.strip():
-            lines += ["", "  Output of your code (first lines):", "", "  ```"]
+            lines += ["", f"  {ui['your_output']}:", "", "  ```"]
             lines += ["  " + line for line in task.output.splitlines()[:20]] + ["  ```"]
     return "\n".join(lines) + "\n"
 
@@ -160,7 +187,7 @@ def write_student(
     folder.mkdir(parents=True, exist_ok=True)
     data = json.dumps(gradescope_results(result), indent=2, ensure_ascii=False)
     atomic.write_text(folder / "results.json", data + "\n")  # each file whole or not at all (a full disk)
-    atomic.write_text(folder / "feedback.md", feedback_markdown(result, assignment))
+    atomic.write_text(folder / "feedback.md", feedback_markdown(result, assignment, messages, lang))
     atomic.write_text(folder / "feedback.html", feedback_html(result, assignment, messages or {}, lang))
     return folder
 

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.checks import StudentCodeError, WorkerLost
+from autograder.checks import StoppedAt, StudentCodeError, WorkerLost
 from autograder.config import TaskConfig
 from autograder.sandbox import codec
 from autograder.sandbox.client import (
@@ -34,20 +34,24 @@ class OpenResult:
 class SandboxSession:
     """A TaskSession over a WorkerProcess: one student file imported in a fresh limited child."""
 
-    def __init__(self, worker: WorkerProcess, task: TaskConfig):
+    def __init__(self, worker: WorkerProcess, task: TaskConfig, budget: float | None = None,
+                 counter: int = 0):
+        """`budget`: seconds of the task's own time this run may use (default: its time limit);
+        `counter`: calls the task made before this run (their seeds go on from there)."""
         self.worker = worker
         self.task = task.id
         self.config = task
-        self.counter = 0
+        self.counter = counter
         self.lost: WorkerLost | None = None
         self.output = ""
         self.opened: OpenResult | None = None
-        self.budget = float(task.time_limit)
+        self.budget = float(task.time_limit if budget is None else budget)
+        self.run_budget = self.budget
 
     def open(self, files: dict[str, bytes], probes_source: str) -> OpenResult:
         limits = {
             "cpu": self.config.cpu_limit,
-            "wall": self.config.time_limit,
+            "wall": self.run_budget,
             "memory_mb": self.config.memory_mb,
             "output_kb": self.config.output_kb,
             "nproc": NPROC_LIMIT if self.worker.launch.sandboxed else 0,
@@ -63,7 +67,7 @@ class SandboxSession:
         # A (re)start of the worker is the grader's time, not the task's.
         self.worker.ensure()
         self.worker.limit_task(self.config.memory_mb)
-        self.budget = self.config.time_limit  # worker time left; the grader's own time is free
+        self.budget = self.run_budget  # worker time left; the grader's own time is free
         reply = self._timed_request(request)
         result = self._opened(reply)
         self.opened = result
@@ -89,7 +93,8 @@ class SandboxSession:
     def _lost_reply(self, reply: dict[str, Any], where: str) -> WorkerLost:
         self.output = clean_text(reply.get("output", ""), OUTPUT_LIMIT)
         detail = reply.get("detail")
-        return WorkerLost(clean_text(reply["lost"], 100), clean_text(detail, 200) if detail else where)
+        return WorkerLost(clean_text(reply["lost"], 100), clean_text(detail, 200) if detail else where,
+                          StoppedAt.from_plain(reply.get("where")))
 
     def _opened(self, reply: dict[str, Any] | None) -> OpenResult:
         if reply is None:

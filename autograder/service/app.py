@@ -10,13 +10,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import re
 import secrets
 import sqlite3
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, jsonify, redirect, render_template, request, session, url_for
+from flask import Flask, jsonify, redirect, render_template, request, url_for
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -25,21 +24,26 @@ from autograder.errors import AutograderError
 from autograder.ledger.inbox import Inbox
 from autograder.output.pages import inert
 from autograder.platforms.lti.keys import load_private_key, public_jwk
-from autograder.service import instructor_pages, lti_launch, security, student_pages
+from autograder.service import (
+    deep_linking,
+    demo,
+    demo_lms,
+    instructor_pages,
+    lti_launch,
+    security,
+    student_pages,
+)
 from autograder.service.limits import SharedUploadRate, UploadRate
-from autograder.service.lti_launch import DEFAULT_LOCALES, Launch, LaunchRefused
+from autograder.service.lti_launch import LaunchRefused
 from autograder.service.passback import Passback
 from autograder.service.queue import GradingQueue
 from autograder.service.settings import ServiceSettings
-from autograder.service.state import ElsewhereQueue, ServiceState, current_lang, texts
+from autograder.service.state import ElsewhereQueue, ServiceState, current_lang, start_session, texts
 from autograder.service.texts import look, utc_text
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 STATIC = Path(__file__).resolve().parent / "static"
-DEMO_STUDENT, DEMO_INSTRUCTOR = "demo-student", "demo-instructor"
-DEMO_NAME = re.compile(r"^[a-z0-9-]{1,40}$")  # /demo/student?as=NAME: another demo student, demo-NAME
 API_PATHS = ("/student/submissions", "/instructor/queue.json")  # what the pages' scripts read: JSON errors
-LANGUAGE_NAMES = {"en": "English", "bn": "বাংলা"}  # each named in itself: the demo's language switch
 HTTP_TEXTS = {401: "need_launch", 403: "staff_only", 404: "not_found", 405: "not_found", 429: "busy"}
 log = logging.getLogger("autograder.service")
 
@@ -78,14 +82,17 @@ def check_demo(settings: ServiceSettings) -> None:
 
 def check_start(settings: ServiceSettings) -> None:
     """What stops the start (not a grading, not a request): a demo off 127.0.0.1, no platform, an exam's
-    missing secret; the data folder made private before SQLite makes the gradebook (and its -wal, -shm)."""
+    missing secret; the data folder made private before SQLite makes the gradebook (and its -wal, -shm).
+    A demo's exams use the demo's secret (made here, with the demo tool's key, before any process)."""
     from autograder.exam.plan import plan_for
 
     check_demo(settings)
     security.private_data(settings.data)
-    served = {settings.kit.default_assignment, *([settings.launch.assignment] if settings.launch else [])}
+    secret = demo.prepare(settings)
+    served = {settings.kit.default_assignment, *([settings.launch.assignment] if settings.launch else []),
+              *(demo.exams(settings.kit) if settings.demo else [])}
     for aid in sorted(a for a in served if a):
-        plan_for(settings.kit, aid)
+        plan_for(settings.kit, aid, secret)
 
 
 def build_state(settings: ServiceSettings, *, grading: bool = True) -> ServiceState:
@@ -97,14 +104,20 @@ def build_state(settings: ServiceSettings, *, grading: bool = True) -> ServiceSt
 
     check_start(settings)
     inbox = Inbox(Gradebook(settings.gradebook))
-    passback = Passback(settings.launch, settings.gradebook, settings.kit, inbox, settings.clock) \
-        if settings.launch is not None else None
+    passback = None
+    if settings.launch is not None:
+        passback = Passback(settings.launch, settings.gradebook, settings.kit, inbox, settings.clock)
+    elif settings.demo:  # the demo's passback is the real one, sent to the stand-in LMS (demo_lms.py)
+        passback = Passback(demo_lms.passback_config(settings.data), settings.gradebook, settings.kit, inbox,
+                            settings.clock, session=lambda: demo_lms.session_for(settings.data))
     queue: GradingQueue | ElsewhereQueue = ElsewhereQueue()
     if grading:
+        secret = demo.exam_secret(settings.data) if settings.demo else None  # a demo: never the real one
         queue = GradingQueue(settings.kit, inbox, jobs=settings.jobs, sandbox=settings.sandbox,
-                             lang=settings.lang, signing_key=inbox.book.signing_key(settings.kit.root),
+                             lang=settings.lang, secret=secret,
+                             signing_key=inbox.book.signing_key(settings.kit.root),
                              on_graded=passback.graded if passback is not None else None,
-                             cluster=settings.cluster)
+                             cluster=settings.cluster, cluster_wait=settings.cluster_wait)
     nonces = sqlite3.connect(settings.gradebook, timeout=60.0, check_same_thread=False)
     per_minute = settings.limits.uploads_per_minute
     rate = UploadRate(per_minute) if grading else SharedUploadRate(settings.gradebook, per_minute)
@@ -144,7 +157,8 @@ def create_app(state: ServiceState) -> Flask:
 
     student_pages.register(app, state)
     instructor_pages.register(app, state)
-    app.jinja_env.globals["language_names"] = LANGUAGE_NAMES
+    deep_linking.register(app, state)
+    demo.register(app, state)
     app.jinja_env.filters["utc_text"] = utc_text  # a <time>'s text until the page's script writes it
 
     def problem(key: str, status: int, message: str = "", **fields: str) -> tuple[Any, int]:
@@ -188,12 +202,6 @@ def create_app(state: ServiceState) -> Flask:
     return app
 
 
-def _start_session(found: Launch) -> None:
-    session.clear()  # a new launch never inherits another user's session
-    session["launch"] = found.as_session()
-    session.permanent = False
-
-
 def _lti_routes(app: Flask, state: ServiceState, csrf: CSRFProtect) -> None:
     settings = state.settings
 
@@ -202,7 +210,10 @@ def _lti_routes(app: Flask, state: ServiceState, csrf: CSRFProtect) -> None:
         if settings.launch is None:
             raise LaunchRefused("login refused: this server has no LMS platform configured")
         # the login initiation carries no locale (the launch does): its cookie check speaks English
-        answer = lti_launch.login(settings.launch, url_for("lti_launch_view", _external=True), texts("en"))
+        target = deep_linking.redirect_uri(request.values.get("target_link_uri", ""),
+                                           url_for("lti_launch_view", _external=True),
+                                           url_for("lti_deep_link", _external=True))
+        answer = lti_launch.login(settings.launch, target, texts("en"))
         if answer.status_code == 200 and answer.mimetype == "text/html":  # PyLTI1p3's cookie check page
             answer.set_data(security.with_nonce(answer.get_data(as_text=True)))
         return answer
@@ -211,15 +222,22 @@ def _lti_routes(app: Flask, state: ServiceState, csrf: CSRFProtect) -> None:
     def lti_launch_view() -> Any:
         if settings.launch is None:
             raise LaunchRefused("launch refused: this server has no LMS platform configured")
-        found = lti_launch.launch(settings.launch, state.nonces, set(settings.kit.assignments))
+        message, data = lti_launch.checked(settings.launch, state.nonces)
+        if message.is_deep_link_launch():  # the LMS's "add content": whichever of the two URLs it posts to
+            return deep_linking.request_page(state, data)
+        found = lti_launch.resource_launch(message, data, settings.launch, set(settings.kit.assignments))
         if not found.assignment:
-            found = dataclasses.replace(found, assignment=settings.kit.default_assignment)
-        _start_session(found)
+            found = dataclasses.replace(found, assignment=settings.kit.default_assignment,
+                                        assignment_from="kit")
+        start_session(found)
         log.info("launch: %s (%s) for %s", found.student, "instructor" if found.instructor else "student",
                  found.assignment)
         return redirect(url_for("instructor_page" if found.instructor else "student_page"), code=303)
 
-    # The LMS posts these two (no form of ours, no CSRF token); exempted by a call, not as a decorator,
+    # The deep-linking URL the LMS is given: the same checks and the same view (deep_linking.py).
+    app.add_url_rule("/lti/deep-link", "lti_deep_link", lti_launch_view, methods=["POST"])
+
+    # The LMS posts these (no form of ours, no CSRF token); exempted by a call, not as a decorator,
     # since Flask-WTF is untyped and would leave the views untyped.
     csrf.exempt(lti_login)
     csrf.exempt(lti_launch_view)
@@ -236,28 +254,3 @@ def _lti_routes(app: Flask, state: ServiceState, csrf: CSRFProtect) -> None:
             return jsonify(keys=[])
         key = load_private_key(settings.launch.platform.private_key)
         return jsonify(keys=[public_jwk(key, settings.launch.platform.key_id)])
-
-    @app.route("/demo")
-    def demo_index() -> Any:
-        _demo_only()
-        lang = "bn" if request.args.get("lang") == "bn" else "en"
-        return render_template("service_demo.html", t=texts(lang), **look(lang))
-
-    @app.route("/demo/<role>")
-    def demo_launch(role: str) -> Any:
-        _demo_only()
-        lang = "bn" if request.args.get("lang") == "bn" else "en"
-        instructor = role == "instructor"
-        who = DEMO_INSTRUCTOR if instructor else DEMO_STUDENT
-        other = request.args.get("as", "")
-        if other and not instructor and DEMO_NAME.match(other):
-            who = f"demo-{other}"
-        locale = request.args.get("locale", "")
-        launch = Launch(who, who, who, settings.kit.default_assignment, lang, instructor, demo=True,
-                        locale=locale if lti_launch.language_of(locale) == lang else DEFAULT_LOCALES[lang])
-        _start_session(launch)
-        return redirect(url_for("instructor_page" if instructor else "student_page"), code=303)
-
-    def _demo_only() -> None:
-        if not settings.demo or request.remote_addr != "127.0.0.1":
-            raise LaunchRefused("demo launches are off: start the server with --demo (127.0.0.1 only)")

@@ -5,7 +5,8 @@ signature against the platform's keys (configured inline: `key_set`, never fetch
 (PyJWT), the issuer and client id (aud) against the registration, the deployment id, and that the
 nonce is one its login issued in this browser session. It does not refuse a nonce seen before (it
 keeps it after a launch), so the tool records every nonce it accepted (table lti_nonces) and
-refuses a replayed launch.
+refuses a replayed launch. A deep-linking request is checked the same way (`checked`), then
+answered by deep_linking.py.
 """
 
 from __future__ import annotations
@@ -61,11 +62,13 @@ class Launch:
     demo: bool = False
     locale: str = ""  # the launch's locale (BCP 47, e.g. bn-BD): how the page writes times
     context: str = ""  # the course's title, as the LMS names it
+    assignment_from: str = ""  # who named the assignment: link (its custom parameter), platform, kit
 
     def as_session(self) -> dict[str, Any]:
         return {"student": self.student, "user_id": self.user_id, "name": self.name,
                 "assignment": self.assignment, "lang": self.lang, "instructor": self.instructor,
-                "lineitem": self.lineitem, "demo": self.demo, "locale": self.locale, "context": self.context}
+                "lineitem": self.lineitem, "demo": self.demo, "locale": self.locale, "context": self.context,
+                "assignment_from": self.assignment_from}
 
     @classmethod
     def from_session(cls, data: Any) -> Launch | None:
@@ -74,7 +77,8 @@ class Launch:
         try:
             return cls(str(data["student"]), str(data["user_id"]), str(data["name"]), str(data["assignment"]),
                        str(data["lang"]), bool(data["instructor"]), str(data["lineitem"]), bool(data["demo"]),
-                       str(data.get("locale", "")), str(data.get("context", "")))
+                       str(data.get("locale", "")), str(data.get("context", "")),
+                       str(data.get("assignment_from", "")))
         except KeyError:
             return None
 
@@ -118,18 +122,25 @@ def login(config: LaunchConfig, launch_url: str, texts: dict[str, str]) -> Respo
         raise LaunchRefused(f"login refused: {exc}") from None
 
 
-def launch(config: LaunchConfig, nonces: sqlite3.Connection, known: set[str]) -> Launch:
-    """Check a resource-link launch (see the module's docstring) and say who it is for."""
+def checked(config: LaunchConfig, nonces: sqlite3.Connection) -> tuple[FlaskMessageLaunch, dict[str, Any]]:
+    """The message the LMS posted, checked (see the module's docstring), and its claims; its nonce is
+    spent from now on."""
     request = FlaskRequest(request_is_secure=True)
     message = FlaskMessageLaunch(request, tool_conf(config))
     try:
         data: dict[str, Any] = dict(message.get_launch_data())
     except Exception as exc:  # noqa: BLE001  PyLTI1p3's bare Exception: unknown issuer or client id (aud)
         raise LaunchRefused(f"launch refused: {exc}") from None
-    if not message.is_resource_launch():
-        raise LaunchRefused("launch refused: only resource-link launches open this tool")
     _first_use(nonces, str(data.get("nonce", "")), float(data.get("exp", time.time() + 600)))
-    return _identify(data, config, known)
+    return message, data
+
+
+def resource_launch(message: FlaskMessageLaunch, data: dict[str, Any], config: LaunchConfig,
+                    known: set[str]) -> Launch:
+    """Who a checked message launches the tool for; anything but a resource-link launch is refused."""
+    if not message.is_resource_launch():
+        raise LaunchRefused("launch refused: only resource-link and deep-linking launches open this tool")
+    return identify(data, config, known)
 
 
 def _first_use(db: sqlite3.Connection, nonce: str, expires: float) -> None:
@@ -142,7 +153,8 @@ def _first_use(db: sqlite3.Connection, nonce: str, expires: float) -> None:
             raise LaunchRefused("launch refused: this launch was used before (replayed nonce)") from None
 
 
-def _identify(data: dict[str, Any], config: LaunchConfig, known: set[str]) -> Launch:
+def identify(data: dict[str, Any], config: LaunchConfig, known: set[str]) -> Launch:
+    """The launch a checked message's claims describe (the assignment: the link's, else platform.toml's)."""
     sub = str(data.get("sub") or "")
     if not sub:
         raise LaunchRefused("launch refused: it names no user (sub); anonymous launches cannot submit")
@@ -151,6 +163,7 @@ def _identify(data: dict[str, Any], config: LaunchConfig, known: set[str]) -> La
     custom = data.get(CLAIM + "custom") or {}
     wanted = str(custom.get("assignment") or "") if isinstance(custom, dict) else ""
     assignment = wanted or config.assignment or ""
+    named_by = "link" if wanted else "platform" if assignment else ""
     if assignment and assignment not in known:
         raise LaunchRefused(f"launch refused: assignment {assignment!r} is not in this kit's grading.toml "
                             f"(it has: {', '.join(sorted(known))})")
@@ -164,7 +177,7 @@ def _identify(data: dict[str, Any], config: LaunchConfig, known: set[str]) -> La
     course = str(context.get("title") or context.get("label") or "") if isinstance(context, dict) else ""
     return Launch(student_id(student or sub), sub, name, assignment, language_of(locale),
                   any(r.endswith(STAFF_ROLES) for r in roles), lineitem,
-                  locale=locale.replace("_", "-"), context=course)
+                  locale=locale.replace("_", "-"), context=course, assignment_from=named_by)
 
 
 def language_of(locale: str) -> str:

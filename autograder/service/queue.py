@@ -33,7 +33,7 @@ from autograder.exam.plan import plan_for
 from autograder.grading.grader import Plan
 from autograder.grading.options import GradeOptions
 from autograder.grading.pool import GradingPool
-from autograder.grading.provenance import grader_digest, submission_digest
+from autograder.grading.provenance import grader_key, submission_digest
 from autograder.grading.results import SubmissionResult
 from autograder.ledger.grading_claims import RENEW_EVERY
 from autograder.ledger.inbox import Inbox, Received
@@ -69,7 +69,7 @@ class GradingQueue:
     def __init__(self, kit: Kit, inbox: Inbox, *, jobs: int = 1, sandbox: bool = True,
                  lang: str | None = None, secret: bytes | None = None, signing_key: bytes = b"",
                  on_graded: Callable[[Received, SubmissionResult], object] | None = None,
-                 cluster: str | None = None):
+                 cluster: str | None = None, cluster_wait: float = 20.0):
         self.kit = kit
         self.inbox = inbox
         self.jobs = max(1, jobs)
@@ -79,6 +79,7 @@ class GradingQueue:
         self.signing_key = signing_key
         self.on_graded = on_graded
         self.cluster = cluster
+        self.cluster_wait = cluster_wait  # seconds a submission sent to the cluster may find no node
         self.pools: dict[str, Pool] = {}
         self._pool_lock = threading.Lock()
         self._wake = threading.Event()
@@ -87,7 +88,7 @@ class GradingQueue:
         self._count_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self.spool = Path(tempfile.mkdtemp(prefix="autograder-spool-"))
-        self._digests: dict[tuple[str, str], str] = {}
+        self._digests: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}  # with each part's digest
 
     # -- life --------------------------------------------------------------------------------
     def start(self) -> GradingQueue:
@@ -130,7 +131,8 @@ class GradingQueue:
                     from autograder.cluster.service_pool import ClusterPool
 
                     self.pools[lang] = ClusterPool(self.cluster, kit, lang,
-                                                   lambda: GradingPool(kit, options, jobs).start())
+                                                   lambda: GradingPool(kit, options, jobs).start(),
+                                                   no_worker_wait=self.cluster_wait)
                 else:
                     self.pools[lang] = GradingPool(kit, options, jobs).start()
             return self.pools[lang]
@@ -205,13 +207,14 @@ class GradingQueue:
 
     def _grader_digest(self, assignment: str, lang: str) -> str:
         if (assignment, lang) not in self._digests:
-            self._digests[assignment, lang] = grader_digest(self.kit, self.kit.assignment(assignment), lang)
-        return self._digests[assignment, lang]
+            self._digests[assignment, lang] = grader_key(self.kit, self.kit.assignment(assignment), lang)
+        return self._digests[assignment, lang][0]
 
     def _done(self, row: Received, key: tuple[str, str], path: Path, done: Future[SubmissionResult]) -> None:
         try:
             try:
-                result = stamped(done.result(), key, self.signing_key)
+                files = self._digests.get((row.assignment, row.lang), ("", {}))[1]
+                result = stamped(done.result(), key, self.signing_key, files=files)
             except Exception as exc:  # noqa: BLE001  a grading process died (out of memory...): retried
                 retry = row.attempts < MAX_ATTEMPTS
                 log.warning("grading of submission %d stopped (%s)", row.id, type(exc).__name__)

@@ -29,7 +29,12 @@ def script_nonce() -> str:
     return str(g.csp_nonce)
 
 
-def content_policy(frame_ancestors: tuple[str, ...], nonce: str) -> str:
+def allow_form_target(origin: str) -> None:
+    """This response's form may post to `origin` too (the LMS's deep-linking return URL)."""
+    g.form_targets = (*g.get("form_targets", ()), origin)
+
+
+def content_policy(frame_ancestors: tuple[str, ...], nonce: str, form_targets: tuple[str, ...] = ()) -> str:
     """The Content-Security-Policy of every response."""
     return "; ".join([
         "default-src 'none'",
@@ -39,7 +44,7 @@ def content_policy(frame_ancestors: tuple[str, ...], nonce: str) -> str:
         "font-src 'self' data:",  # the Bengali font embedded in Bangla pages
         "connect-src 'self'",
         "frame-src 'self'",
-        "form-action 'self'",
+        "form-action " + " ".join(["'self'", *form_targets]),
         "base-uri 'none'",
         "frame-ancestors " + " ".join(["'self'", *frame_ancestors]),
     ])
@@ -50,7 +55,8 @@ def install_headers(app: Flask, frame_ancestors: tuple[str, ...]) -> None:
 
     @app.after_request
     def secured(response: Response) -> Response:
-        response.headers["Content-Security-Policy"] = content_policy(frame_ancestors, script_nonce())
+        targets = tuple(g.get("form_targets", ()))
+        response.headers["Content-Security-Policy"] = content_policy(frame_ancestors, script_nonce(), targets)
         response.headers["X-Content-Type-Options"] = "nosniff"
         # same-origin, not no-referrer: Flask-WTF checks the Referer of every POST over https
         response.headers["Referrer-Policy"] = "same-origin"

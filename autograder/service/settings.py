@@ -88,6 +88,7 @@ class ServiceSettings:
     proxied: bool = False  # behind a reverse proxy (https): trust its X-Forwarded-Proto/Host/For once
     limits: Limits = field(default_factory=Limits)
     cluster: str | None = None  # a Dask scheduler's address: submissions are graded on its nodes
+    cluster_wait: float = 20.0  # seconds a submission sent there may find no node before it is graded here
     clock: Clock = field(default_factory=Clock, compare=False)
 
     @property

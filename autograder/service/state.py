@@ -16,7 +16,8 @@ from autograder.service.queue import GradingQueue
 from autograder.service.settings import ServiceSettings
 from autograder.service.texts import SERVICE_MESSAGES, texts
 
-__all__ = ["SERVICE_MESSAGES", "ElsewhereQueue", "ServiceState", "current_lang", "current_launch", "texts"]
+__all__ = ["SERVICE_MESSAGES", "ElsewhereQueue", "ServiceState", "current_lang", "current_launch",
+           "start_session", "texts"]
 
 
 class ElsewhereQueue:
@@ -71,3 +72,10 @@ def current_launch() -> Launch | None:
 def current_lang() -> str:
     found = current_launch()
     return found.lang if found is not None else "en"
+
+
+def start_session(found: Launch) -> None:
+    """The session of a launch (an LMS's or the demo's): a new launch never inherits another user's."""
+    session.clear()
+    session["launch"] = found.as_session()
+    session.permanent = False

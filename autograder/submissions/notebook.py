@@ -192,13 +192,50 @@ def _notebook_files(data: bytes, label: str, assignment: Assignment, given: tupl
     files: dict[str, bytes] = {}
     for task in assignment.tasks:
         if chosen[task.id]:
-            text, task_notes = _task_file(task, chosen[task.id], header, required[task.id])
+            own = [s for s in header if not _imports_module(s, task.module)]  # never itself
+            own += _cross_imports(task, chosen, assignment)
+            text, task_notes = _task_file(task, chosen[task.id], own, required[task.id])
             notes.extend(f"`{label}`: {note}" for note in task_notes)
             accept(task.file, text.encode("utf-8"), given, files, notes)
     missing = [t.id for t in assignment.tasks if not chosen[t.id]]
     if missing:
         notes.append(f"`{label}`: no cell was found for task(s) {', '.join(missing)}.")
     return Collected(files, tuple(notes), "" if files else f"`{label}` holds no code the grader can use")
+
+
+def _imports_module(statement: str, module: str) -> bool:
+    """Whether an import statement of the header imports `module` (a task's own file)."""
+    try:
+        nodes = ast.parse(statement).body
+    except SyntaxError:
+        return False
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == module:
+            return True
+        if isinstance(node, ast.Import) and any(a.name == module for a in node.names):
+            return True
+    return False
+
+
+def _cross_imports(task: TaskConfig, chosen: dict[str, list[Piece]], assignment: Assignment) -> list[str]:
+    """`from alpha import alpha` for each name a task's cells use that another task's cells define: in
+    the notebook one kernel holds both, in the files the task imports it as its .py version does."""
+    mine = chosen[task.id]
+    defined = set().union(*(p.names for p in mine)) if mine else set()
+    used: set[str] = set()
+    for piece in mine:
+        try:
+            used |= {n.id for n in ast.walk(ast.parse(piece.text)) if isinstance(n, ast.Name)}
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    lines = []
+    for other in assignment.tasks:
+        if other.id == task.id:
+            continue
+        theirs = set().union(*(p.names for p in chosen[other.id])) if chosen[other.id] else set()
+        for name in sorted((theirs & used) - defined):
+            lines.append(f"from {other.module} import {name}")
+    return lines
 
 
 def _task_file(task: TaskConfig, mine: list[Piece], header: list[str],

@@ -131,3 +131,26 @@ def test_an_undeclared_language_is_refused_not_replaced_by_english(tmp_path):
 @pytest.mark.parametrize("assignment", list(load_kit(ROOT).assignments))  # exam extensions too
 def test_the_kit_assignments_pass_doctor(assignment: str):
     assert assignment_problems(load_kit(ROOT).assignment(assignment)) == []
+
+
+def test_doctor_names_first_what_the_catalogue_tests_would_reject(tmp_path):
+    """Issue #35: the static rules of tests/test_catalogue.py and tests/output/test_pages.py are doctor's
+    too (autograder/authoring/misconception_rules.py), each named with its file and its fix."""
+    _, assignment = scaffolded(tmp_path)
+    edit(assignment.solutions / "alpha.py", "    return 2.0 * x\n", "    return x + x\n")  # the edits drift
+    catalogue = assignment.graders / "misconceptions.toml"
+    edit(catalogue, 'fails = ["beta.example", "beta.random_inputs"]\nmust_not_fail = []\n\n[[wrong]]\n'
+         'id = "beta-returns-int"', 'fails = ["beta.exampel", "beta.random_inputs"]\nmust_not_fail = []\n\n'
+         '[[wrong]]\nid = "beta-returns-int"')
+    edit(assignment.graders / "messages" / "bn.toml", '"beta" = "', '"beta" = "the task ')
+    problems = "\n".join(assignment_problems(assignment))
+    where = "solutions/course_x/graders/misconceptions.toml: [[wrong]]"
+    assert f"{where} 'alpha-adds-instead': '    return 2.0 * x\\n' occurs 0 times" in problems, problems
+    assert f"{where} 'beta-adds-instead': ['beta.exampel'] are not checks of task 'beta'" in problems
+    assert "messages/bn.toml: titles.beta has English words ['the']" in problems, problems
+
+
+def test_an_english_only_scaffold_has_no_problems_without_bn(tmp_path):
+    _, assignment = scaffolded(tmp_path, '["en"]')
+    (assignment.graders / "messages" / "bn.toml").unlink()
+    assert assignment_problems(assignment) == []

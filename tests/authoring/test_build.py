@@ -8,6 +8,8 @@ import fnmatch
 import importlib.util
 import inspect
 import itertools
+import os
+import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -383,11 +385,12 @@ def test_no_built_folder_ships_instructor_files() -> None:
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_the_folder_holds_the_tasks_and_given_files_and_given_data_is_byte_identical(assignment: str) -> None:
     """The student folder's own files are its tasks' stubs, its given files (any number, also none)
-    copied byte-identical, and the README (beside the kit's wheel, where it was built)."""
+    copied byte-identical, and the README in English and Bangla (beside the kit's wheel, where it was
+    built)."""
     declared = load_kit(KIT).assignment(assignment)
     folder = KIT / "assignments" / assignment
     top = {p.name for p in folder.iterdir() if p.is_file()} - {wheel_name()}  # built, never committed
-    assert top == {t.file for t in declared.tasks} | set(declared.given) | {"README.md"}, (
+    assert top == {t.file for t in declared.tasks} | set(declared.given) | {"README.md", "README.bn.md"}, (
         assignment, sorted(top))
     for name in declared.given:
         source = KIT / "solutions" / assignment / name
@@ -410,10 +413,21 @@ _counter = itertools.count()
 
 
 def _load(path: Path) -> ModuleType:
+    """The stub file imported as a student's folder imports it: with its folder on sys.path, so that
+    `from alpha import alpha` in beta.py finds the stub beside it (docs/authors/authoring.md); the modules of
+    that folder leave sys.modules again (another assignment has files of the same names)."""
     spec = importlib.util.spec_from_file_location(f"_stub_{path.stem}_{next(_counter)}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    folder = str(path.parent)
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
+        for name, loaded in list(sys.modules.items()):
+            if str(getattr(loaded, "__file__", "") or "").startswith(folder + os.sep):
+                del sys.modules[name]
     return module
 
 
@@ -427,7 +441,7 @@ def _blank(cls: type) -> Any:
 
 def _placeholder_call(module: ModuleType, qualname: str) -> Callable[[], object]:
     """A call of the stub `qualname` with a placeholder (None) for every argument without a default:
-    a stub raises before it reads one (docs/authoring.md), so any arguments do. A method is called on
+    a stub raises before it reads one (docs/authors/authoring.md), so any arguments do. A method is called on
     an instance whose __init__ did not run, __init__ through its class, a function directly."""
     owner_name, _, name = qualname.rpartition(".")
     if not owner_name:

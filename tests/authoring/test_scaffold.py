@@ -57,13 +57,17 @@ def test_the_scaffold_has_every_part(scaffolded):
     assert section["second_course"]["languages"] == ["en", "bn"]
     assert set(section["second_course"]["tasks"]) == set(TASKS)
     misconceptions = tomllib.loads((folder / "graders/misconceptions.toml").read_text(encoding="utf-8"))
-    # the catalogue's rule (docs/authoring.md): 3 wrong entries a task, each task's keywords covered
+    # the catalogue's rule (docs/authors/authoring.md): 3 wrong entries a task (here 5: three mistakes,
+    # and one mutant per contract property that fails exactly its owner), each task's keywords covered
     per_task = {task: [e["id"] for e in misconceptions["wrong"] if e["task"] == task] for task in TASKS}
-    assert {task: len(ids) for task, ids in per_task.items()} == {task: 3 for task in TASKS}
+    assert {task: len(ids) for task, ids in per_task.items()} == {task: 5 for task in TASKS}
     assert set(misconceptions["required"]) == set(TASKS) and all(misconceptions["required"].values())
-    assert misconceptions["minimum"] == {"wrong": 3 * len(TASKS), "correct": len(TASKS)}
+    assert misconceptions["minimum"] == {"wrong": 5 * len(TASKS), "correct": len(TASKS)}
     contract = tomllib.loads((folder / "graders/hidden/contract.toml").read_text(encoding="utf-8"))
     assert set(contract) == set(TASKS)
+    fails = {e["id"]: e["fails"] for e in misconceptions["wrong"]}
+    for task in TASKS:  # the audit rule: every property, its owner, and a mutant failing exactly that
+        assert all(fails[p["mutant"]] == [p["owner"]] for p in contract[task]["properties"])
     assert "### BEGIN SOLUTION" in (folder / "alpha.py").read_text(encoding="utf-8")
 
 

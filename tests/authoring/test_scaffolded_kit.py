@@ -5,6 +5,10 @@ total 30 (not 100) and which has no given files, built as an instructor builds i
 `autograder build`, `autograder doctor`); then the per-assignment test modules of that copy (those
 parametrized over tests/kit_assignments.py) run for the new assignment only, in a pytest of their
 own, and every one of its tests must pass, none skipped. Slow: the copy's graders run sandboxed.
+
+Issue #35: in the same copy and the same pytest, a second one made as the docs allow: English only
+(`languages = ["en"]`, no bn.toml) and its task beta calling task alpha's function
+(`from alpha import alpha` in beta.py, its catalogue entries edited to match).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from autograder.config import Kit
 
 NEW = "scaffolded_x"  # a name no test of the kit contains, so that `-k` selects the new one's tests
 TASKS = ["alpha", "beta", "gamma"]
+ENGLISH = "scaffolded_en"  # English only, beta imports alpha (issue #35)
+ENGLISH_TASKS = ["alpha", "beta"]
 # Top-level entries that are not the kit: the environment, history and what grading wrote.
 NOT_THE_KIT = {".venv", ".git", "graded", "build", "test-artifacts", "served", ".ci"}
 CLUTTER = ("__pycache__", "*.pyc", ".hypothesis", ".ruff_cache", ".mypy_cache", ".pytest_cache",
@@ -87,9 +93,15 @@ def test_a_scaffolded_assignment_passes_the_kits_per_assignment_tests(kit: Kit, 
     if not sandbox_works(kit):
         pytest.skip("needs the sandbox (bubblewrap): the per-assignment tests grade in it")
     root = copy_kit(copy_root)
-    for args in (["new", NEW, "--tasks", ",".join(TASKS)], ["build", NEW], ["doctor"]):
+    for args in (["new", NEW, "--tasks", ",".join(TASKS)], ["build", NEW],
+                 ["new", ENGLISH, "--tasks", ",".join(ENGLISH_TASKS)]):
         done = kit_command(root, *args)
         assert done.returncode == 0, (args, done.stdout, done.stderr)
+    english_only_with_an_import(root)
+    for args in (["build", ENGLISH], ["doctor"]):
+        done = kit_command(root, *args)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+    assert f"ok: {ENGLISH}: " in done.stdout and "messages in en," in done.stdout, done.stdout
     section = tomllib.loads((root / "grading.toml").read_text(encoding="utf-8"))["assignments"][NEW]
     assert list(section["tasks"]) == TASKS and section["given"] == []
     total = sum(task["points"] for task in section["tasks"].values())
@@ -98,22 +110,50 @@ def test_a_scaffolded_assignment_passes_the_kits_per_assignment_tests(kit: Kit, 
     modules = per_assignment_modules(root)
     report = root.parent / "junit.xml"
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-k", NEW, f"--junitxml={report}",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-k", f"{NEW} or {ENGLISH}",
+         f"--junitxml={report}",
          *(f"tests/{m}" for m in modules)],
         cwd=root, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)},
     )
     tail = (done.stdout + done.stderr)[-6000:]
     assert report.is_file(), tail
     cases = ET.parse(report).getroot().iter("testcase")
-    ran: Counter[str] = Counter()
+    ran: dict[str, Counter[str]] = {NEW: Counter(), ENGLISH: Counter()}
     bad = []
     for case in cases:
         module = case.get("classname", "").split(".")[-1]
-        assert NEW in case.get("name", ""), case.get("name")  # `-k` selected only the new one's tests
-        ran[module] += 1
+        which = [a for a in ran if a in case.get("name", "")]
+        assert len(which) == 1, case.get("name")  # `-k` selected only the new ones' tests
+        ran[which[0]][module] += 1
         bad += [f"{module}::{case.get('name')}: {child.tag} {child.get('message', '')[:300]}"
                 for child in case if child.tag in ("failure", "error", "skipped")]
     assert not bad, "\n".join(bad) + "\n" + tail
     assert done.returncode == 0, tail
-    missing = sorted(m for m in modules if Path(m).stem not in ran)
-    assert not missing, f"modules that collected no test of {NEW}: {missing}\n{tail}"
+    for assignment, counted in ran.items():
+        missing = sorted(m for m in modules if Path(m).stem not in counted)
+        assert not missing, f"modules that collected no test of {assignment}: {missing}\n{tail}"
+
+
+def english_only_with_an_import(root: Path) -> None:
+    """ENGLISH as the docs allow it: `languages = ["en"]` without a bn.toml, and beta's reference
+    calling alpha's function (`from alpha import alpha`), its catalogue entries edited to match."""
+    toml = root / "grading.toml"
+    text = toml.read_text(encoding="utf-8")
+    start = text.index(f"[assignments.{ENGLISH}]")
+    section = text[start:].replace('languages = ["en", "bn"]', 'languages = ["en"]', 1)
+    assert section != text[start:]
+    toml.write_text(text[:start] + section, encoding="utf-8")
+    solutions = root / "solutions" / ENGLISH
+    (solutions / "graders" / "messages" / "bn.toml").unlink()
+    beta = solutions / "beta.py"
+    source = beta.read_text(encoding="utf-8")
+    edited = source.replace("\n\ndef beta(", "\nfrom alpha import alpha\n\n\ndef beta(", 1)
+    edited = edited.replace("    return 2.0 * x\n", "    return float(alpha(x))\n", 1)
+    assert edited.count("alpha") == 3, edited
+    beta.write_text(edited, encoding="utf-8")
+    catalogue = solutions / "graders" / "misconceptions.toml"
+    text = catalogue.read_text(encoding="utf-8")
+    start = text.index('id = "beta-')
+    tail = text[start:].replace('["    return 2.0 * x\\n", ', '["    return float(alpha(x))\\n", ')
+    assert tail.count("float(alpha(x))") == 3, tail
+    catalogue.write_text(text[:start] + tail, encoding="utf-8")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -10,7 +11,8 @@ import pytest
 from conftest import ROOT
 
 from autograder.authoring.build import _tree_files, build_assignment, diff_assignment, refuse_leaks
-from autograder.authoring.kit_wheel import wheel_name
+from autograder.authoring.kit_wheel import TORCH_INSTALL, wheel_name
+from autograder.authoring.latin_scan import latin_words
 from autograder.config import load_kit
 from autograder.exam.bundles import RosterEntry, build_bundles
 from autograder.grading.course import load_graders
@@ -65,11 +67,33 @@ def test_the_manifest_needs_no_kit(folder: Path):
     assert str(ROOT) not in text and "grading.toml" not in text
 
 
+def _install_lines(folder: Path, readme: str = "README.md") -> list[str]:
+    return [line.strip() for line in (folder / readme).read_text(encoding="utf-8").splitlines()
+            if line.strip().startswith("pip install")]
+
+
 def _install_line(folder: Path) -> str:
-    lines = [line.strip() for line in (folder / "README.md").read_text(encoding="utf-8").splitlines()
-             if line.strip().startswith("pip install")]
+    """The README's command that installs the checker (the others install torch)."""
+    lines = [line for line in _install_lines(folder) if line not in TORCH_INSTALL.values()]
     assert len(lines) == 1, lines
     return lines[0]
+
+
+def test_every_readme_installs_the_cpu_only_torch_first_and_has_a_bangla_twin(tmp_path: Path):
+    """Issue #38: a laptop without an NVIDIA GPU gets the ~200 MB CPU-only torch, not ~3 GB of CUDA,
+    and the folder's README is in Bangla too, with the same commands and no English prose."""
+    for folder, _ in _folders(tmp_path):
+        for readme in ("README.md", "README.bn.md"):
+            lines = _install_lines(folder, readme)
+            assert lines[:2] == [TORCH_INSTALL["cpu"], TORCH_INSTALL["mac"]], (folder, readme, lines)
+            assert lines[2] == _install_line(folder), (folder, readme, lines)
+            assert "download.pytorch.org/whl/cpu" in TORCH_INSTALL["cpu"]
+        bangla = (folder / "README.bn.md").read_text(encoding="utf-8")
+        if folder in BUILT:  # an exam's numbers are the course's English lines (its params.describe)
+            prose = re.sub(r"```.*?```", " ", bangla, flags=re.S)
+            assert latin_words(prose) == [], (folder, latin_words(prose))
+        else:  # the exam's window, in Bangla
+            assert "যে সময় গোনা হয়" in bangla and "The time that counts" not in bangla, bangla
 
 
 def test_a_built_folder_carries_the_wheel_its_readme_installs(tmp_path: Path):

@@ -171,6 +171,23 @@ def test_a_long_failing_input_is_one_line_as_python_writes_it(graders: Any) -> N
     assert _failing_input(graders, test_long) == f"spec={spec!r}, xs={list(range(40))!r}"
 
 
+def test_a_tuple_hypothesis_wrote_over_lines_reads_as_python_writes_it(graders: Any) -> None:
+    """Issue #35: `shape=(1, 1, 2, 2, 1, )=, seed=0` was how a tuple printed one item a line read."""
+    shape = tuple(range(100_000, 100_025))  # long enough for hypothesis to print one item a line
+
+    @points(1)
+    @given(shape=st.just(shape), one=st.just((7,)), seed=st.just(0))
+    def test_shape(worker: Recorder, shape: tuple[int, ...], one: tuple[int], seed: int) -> None:
+        fail("demo.too_big", n=1)
+
+    assert _failing_input(graders, test_shape) == f"shape={shape!r}, one=(7,), seed=0"
+    note = ("Falsifying example: test_shape(\n    shape=(\n        1,\n        2,\n    ),\n"
+            "    one=(\n        7,\n    ),\n)")
+    error = AssertionError()
+    error.add_note(note)
+    assert judge.falsifying_example(error) == "shape=(1, 2), one=(7,)"
+
+
 def test_busy_code_gets_one_verdict_whichever_limit_the_sandbox_saw_first(graders: Any) -> None:
     """A CPU limit no lower than the time limit is reached by a busy loop at the same moment as the
     time limit: the verdict must not depend on which one won the race (repeatable feedback)."""
@@ -184,3 +201,19 @@ def test_busy_code_gets_one_verdict_whichever_limit_the_sandbox_saw_first(grader
     lower = TaskConfig("demo", "demo.py", 1.0, time_limit=20.0, cpu_limit=5.0)
     key, text = judge.lost_feedback(graders, lower, WorkerLost("cpu_limit", "train"))
     assert key == "engine.cpu_limit" and "5" in text
+
+
+def test_a_calls_what_and_a_passed_through_message_are_code_in_bangla() -> None:
+    """Issue #35: `{call}` (a call's `what`, code) and `{message}` (the student's exception, English) are
+    shown as they are in every language; on a Bangla page they are set as code, so that the Latin-word
+    scan leaves them alone. English feedback is what it always was."""
+    from autograder.authoring.latin_scan import latin_words
+    from autograder.grading.course import load_graders
+
+    assignment = load_kit(ROOT).assignment("nn_module")
+    params = {"call": "sum of squares", "type": "RuntimeError", "message": "size of tensor a", "where": ""}
+    bangla = judge.render(load_graders(assignment, lang="bn"), "common.raised", params)
+    assert "`sum of squares`" in bangla and "`RuntimeError: size of tensor a`" in bangla, bangla
+    assert latin_words(bangla) == [], bangla
+    english = judge.render(load_graders(assignment, lang="en"), "common.raised", params)
+    assert english.startswith("Observed: sum of squares raised `RuntimeError: size of tensor a`"), english

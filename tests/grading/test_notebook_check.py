@@ -81,11 +81,12 @@ def test_check_in_a_kernel_has_time_limits_finds_imported_names_and_embeds_the_f
     """What check() does in a Linux kernel (Colab): each task in a fork of the kernel with its limit."""
     import importlib.util
     import json
+    import linecache
     import sys
 
     from autograder.grading.notebook_check import run_check_forked
     from autograder.grading.student_report import render_html
-    from autograder.grading.student_results import CHECKED, STOPPED
+    from autograder.grading.student_results import CHECKED
 
     if sys.platform != "linux":
         pytest.skip("the kernel is forked on Linux only")
@@ -97,11 +98,21 @@ def test_check_in_a_kernel_has_time_limits_finds_imported_names_and_embeds_the_f
     manifest["tasks"][0]["time_limit"] = 1
     path.write_text(json.dumps(manifest), encoding="utf-8")
     source = (SOLUTIONS / first.file).read_text(encoding="utf-8")
+    cell = source + "\ndef train_tinynet(*args, **kwargs):\n    while True:\n        pass\n"
     endless = {"__name__": "__main__"}
-    exec(compile(source + "\ndef train_tinynet(*args, **kwargs):\n    while True:\n        pass\n",
-                 "<cell>", "exec"), endless)
+    linecache.cache["<cell>"] = (len(cell), None, cell.splitlines(True), "<cell>")  # as IPython keeps cells
+    exec(compile(cell, "<cell>", "exec"), endless)
     report = run_check_forked(folder, first.id, "bn", endless)
-    assert report.tasks[0].status == STOPPED  # the kernel came back: the endless loop cost the task
+    # The kernel came back: the endless loop cost the checks that train, not TinyNet's own checks,
+    # and they say where it was (the cell's line), in Bangla.
+    outcome = report.tasks[0]
+    assert outcome.status == CHECKED and {c.name for c in outcome.checks if c.passed} == {
+        "registration", "weight_shapes"}, [(c.name, c.feedback) for c in outcome.checks]
+    line = cell.splitlines().index("        pass") + 1  # the loop is this line or the one before
+    for check in (c for c in outcome.checks if not c.passed):
+        assert check.message_key == "engine.time_limit" and "`train_tinynet(" in check.feedback
+        assert f"`cell:{line}`" in check.feedback or f"`cell:{line - 1}`" in check.feedback, check.feedback
+        assert "সময়সীমা" in check.feedback
     assert "@font-face" in render_html(report) and "font-weight: 700" in render_html(report)
     # `from tinynet import TinyNet` in a cell, tinynet.py complete beside the notebook
     shutil.copy(SOLUTIONS / first.file, folder / first.file)
@@ -112,3 +123,30 @@ def test_check_in_a_kernel_has_time_limits_finds_imported_names_and_embeds_the_f
     imported = {name: getattr(module, name) for name in first.names[:1]}
     report = run_check_forked(folder, first.id, "en", imported)
     assert report.tasks[0].status == CHECKED and report.tasks[0].passed, report.tasks[0]
+
+
+def test_check_in_a_notebook_finds_the_folder_from_a_subfolder_and_says_what_stops_it(tmp_path: Path,
+                                                                                  monkeypatch):
+    """Issue #38: check() from notes/ checks the folder's files; outside a folder, or with no torch, it
+    says so in the chosen language, as the terminal does, instead of raising a traceback."""
+    from autograder.grading import student_environment
+    from autograder.grading.notebook_check import NotebookProblem, check_notebook
+    from autograder.grading.student_environment import Fault, describe_faults
+
+    folder = tmp_path / "work"
+    shutil.copytree(STUBS, folder, ignore=shutil.ignore_patterns("__pycache__", "*.whl"))
+    first = MANIFEST.tasks[0]
+    shutil.copy(SOLUTIONS / first.file, folder / first.file)
+    (folder / "notes").mkdir()
+    shown = check_notebook(first.id, folder=folder / "notes", caller={})
+    assert shown.report.folder == str(folder.resolve()) and shown.passed, repr(shown)
+    (tmp_path / "elsewhere").mkdir()
+    lost = check_notebook(folder=tmp_path / "elsewhere", lang="bn", caller={})
+    assert isinstance(lost, NotebookProblem) and lost.exit_code == 2
+    assert "checks/manifest.json নেই" in repr(lost) and 'check(folder="' in repr(lost), repr(lost)
+    missing = [Fault("env_missing", {"package": "torch", "need": "2.4.1"})]
+    monkeypatch.setattr(student_environment, "version_faults", lambda: missing)
+    broken = check_notebook(folder=folder, lang="bn", caller={})
+    assert isinstance(broken, NotebookProblem) and repr(broken) == describe_faults(missing, "bn")
+    assert "--index-url https://download.pytorch.org/whl/cpu" in repr(broken)
+    assert "Traceback" not in broken._repr_html_() and "torch install করা নেই" in broken._repr_html_()

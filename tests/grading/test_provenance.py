@@ -81,4 +81,25 @@ def test_an_edit_to_the_tolerances_makes_grades_stale_and_grade_grades_again(tmp
     assert grader_digest(kit, assignment, "en") != before
     again = grade_batch(kit, klass, out, options=options, jobs=1)
     assert (again.stale, again.graded) == (("ada",), 1)
-    assert "1 stale because the graders changed (ada)" in again.describe()
+    assert again.stale_files == ("autograder/compare.py",)
+    assert "1 stale because the graders changed in autograder/compare.py (ada)" in again.describe()
+
+
+def test_each_part_of_the_graders_has_its_digest_and_the_stale_message_names_them(kit: Kit, tmp_path: Path):
+    from autograder.batch import BatchSummary
+    from autograder.grading.provenance import changed_parts, grader_key
+
+    assignment = kit.assignment("nn_module")
+    digest, files = grader_key(kit, assignment, "en")
+    assert digest == grader_digest(kit, assignment, "en")
+    assert {"solutions/nn_module/graders/params.py", "solutions/nn_module/delivery.py",
+            "autograder/compare.py", "grading.toml [assignments.nn_module]"} <= set(files)
+    _, bangla = grader_key(kit, assignment, "bn")
+    assert changed_parts(files, bangla) == [
+        "the feedback language and the versions of the kit, torch, numpy and hypothesis"]
+    assert changed_parts({"a": "1"}, {"b": "2"}) == ["a", "b"]  # a file added or removed is named too
+    old = BatchSummary(1, 0, 0.0, tmp_path, stale=("ada",), stale_files=("",))
+    assert "1 stale because the graders changed (ada)" in old.describe()  # graded before the map was kept
+    mixed = BatchSummary(2, 0, 0.0, tmp_path, stale=("ada", "bob"), stale_files=("", "autograder/compare.py"))
+    assert ("changed in autograder/compare.py (older grades: files not recorded) (ada, bob)"
+            in mixed.describe())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -65,7 +66,7 @@ def test_stubs_are_not_started_one_line_each_and_exit_1(stubs: Path, mode: str):
     text = render_text(report).splitlines()
     first = MANIFEST.tasks[0]
     assert f"{first.id}: not started, 0/{first.public_points:g}" in text
-    assert len(text) == len(TASKS) + 2  # a title, one line a task, the total
+    assert len(text) == len(TASKS) + 3  # a title, the folder checked, one line a task, the total
     assert len(render_text(report, verbose=True).splitlines()) > len(text)  # --verbose shows every check
 
 
@@ -116,6 +117,57 @@ def test_a_task_that_hangs_or_exits_costs_that_task_only(solved: Path):
     assert "stopped after 2 s" in render_text(report)
 
 
+HANGING_TRAIN = Path(__file__).resolve().parents[1] / "hostile" / "loop_in_train.py.txt"
+
+
+def _sleeping_train(folder: Path, limit: float) -> None:
+    """tinynet.py whose train_tinynet never returns (it sleeps on line 22: light on the CPU), with
+    `limit` seconds for the task in the folder's manifest."""
+    source = HANGING_TRAIN.read_text(encoding="utf-8")
+    (folder / "tinynet.py").write_text(
+        source.replace("while True: pass", 'while True: __import__("time").sleep(0.01)'), encoding="utf-8")
+    path = folder / "checks" / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    for task in manifest["tasks"]:
+        if task["id"] == "tinynet":
+            task["time_limit"] = limit
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the self-check times each call where it forks (Linux)")
+@pytest.mark.parametrize("lang", ["en", "bn"])
+def test_a_hanging_call_gets_the_same_verdicts_from_self_check_and_grade(solved: Path, kit, lang: str):
+    """The self-check runs each probe call as the grade does: the hanging train_tinynet costs the same
+    public checks, with the same feedback (train_tinynet and tinynet.py:22), in English and Bangla."""
+    import dataclasses
+
+    from autograder.grading.grader import Grader
+    from autograder.grading.options import GradeOptions
+    from autograder.submissions.collect import collect
+
+    limit = 2.0
+    _sleeping_train(solved, limit)
+    report = run_check_in_child(solved, "tinynet", lang)
+    assignment = kit.assignment("nn_module")
+    task = dataclasses.replace(assignment.task("tinynet"), time_limit=limit, cpu_limit=limit)
+    fast = dataclasses.replace(kit, assignments={**kit.assignments, "nn_module": dataclasses.replace(
+        assignment, tasks=tuple(task if t.id == "tinynet" else t for t in assignment.tasks))})
+    with Grader(fast, "nn_module", GradeOptions(sandbox=False, lang=lang, public_only=True)) as grader:
+        graded = grader.grade_task(task, collect(solved, assignment.given, fast.assignment("nn_module")))
+    checked = {c.name: (c.score, c.message_key, c.feedback) for c in report.tasks[0].checks}
+    assert checked == {c.name: (c.score, c.message_key, c.feedback) for c in graded.checks}
+    kept = {name for name, (score, _, _) in checked.items() if score > 0}
+    assert kept == {"registration", "weight_shapes"}, checked
+    for name, (_, key, feedback) in checked.items():
+        if name not in kept:
+            assert key == "engine.time_limit" and "`train_tinynet(" in feedback, feedback
+            assert "`tinynet.py:22`" in feedback and "sleep(0.01)" in feedback
+            assert "tinynet_train" not in feedback
+    text = render_text(report)
+    assert "tinynet.py:22" in text and "tinynet_train" not in text
+    assert ("সময়সীমা" in text) == (lang == "bn")
+
+
 def test_notebook_names_are_checked_in_process(solved: Path):
     """What check() in a kernel does: the names a notebook defined, no task file needed."""
     task = MANIFEST.tasks[0]
@@ -160,3 +212,41 @@ def test_the_check_path_needs_nothing_of_linux_or_the_sandbox():
     )
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert shown.stdout.strip() == "[]", shown.stdout
+
+
+def test_from_a_subfolder_the_folder_is_found_named_and_its_files_checked(solved: Path):
+    """Issue #38: from notes/ or checks/ the check finds the folder as git finds its root, reads the
+    task files there (not "tinynet.py is missing" for every task) and says which folder it checked."""
+    (solved / "notes").mkdir()
+    in_checks = run_check(solved / "checks")
+    from_notes = run_check_in_child(solved / "notes", start_method="spawn")
+    for report in (in_checks, from_notes):
+        assert report.folder == str(solved.resolve()), report.folder
+        assert report.score == report.max_score == PUBLIC, render_text(report)
+        assert f"checked the folder {solved.resolve()}" in render_text(report).splitlines()[1]
+
+
+def test_bangla_self_check_outside_a_folder_and_of_a_mistake(stubs: Path, tmp_path: Path):
+    """Issue #38: --lang bn answers in Bangla outside a folder and for an unknown task, and a mistake's
+    checks carry no English status word (no FAIL/PASS)."""
+    from autograder.authoring.latin_scan import latin_words
+
+    (tmp_path / "elsewhere").mkdir()
+    nowhere = CliRunner().invoke(main, ["check", str(tmp_path / "elsewhere"), "--lang", "bn"])
+    assert nowhere.exit_code == 2 and "checks/manifest.json নেই" in nowhere.output, nowhere.output
+    assert nowhere.output.startswith("ত্রুটি: ") and latin_words(nowhere.output) == [], nowhere.output
+    unknown = CliRunner().invoke(main, ["check", str(stubs), "--task", "nope", "--lang", "bn"])
+    assert unknown.exit_code == 2 and "'nope' নামে কোনো task নেই" in unknown.output, unknown.output
+    source = (SOLUTIONS / "counting.py").read_text(encoding="utf-8")
+    wrong = source.replace("total += b * a + (b if bias else 0)", "total += b * a + b")  # bias=False ignored
+    assert wrong != source
+    (stubs / "counting.py").write_text(wrong, encoding="utf-8")
+    report = run_check(stubs, "counting", "bn")
+    text = render_text(report, verbose=True)
+    assert report.exit_code == 1 and "  ফেল " in text and "  পাস " in text, text
+    assert not {"FAIL", "PASS", "Observed", "Idea"} & set(re.findall(r"[A-Za-z]+", text)), text
+    shown = text.replace(str(stubs.resolve()), "").replace("counting:", "")  # the folder, the task id
+    assert latin_words(shown) == [], text
+    (stubs / "checks" / "manifest.json").write_text("{", encoding="utf-8")
+    damaged = CliRunner().invoke(main, ["check", str(stubs), "--lang", "bn"])
+    assert damaged.exit_code == 2 and "নতুন একটি কপি চান" in damaged.output, damaged.output

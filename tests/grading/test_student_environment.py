@@ -50,6 +50,11 @@ def test_versions_that_cannot_run_the_checks_say_what_to_install():
         text = describe_faults(old_torch + old_python, lang)
         assert 'pip install "torch>=2.4.1"' in text and "3.9.1" in text, text
     assert "আপনার কোডের কোনো দোষ নেই" in describe_faults(missing, "bn")
+    for lang in ("en", "bn"):  # issue #38: the ~200 MB CPU-only torch first, CUDA's GB as the exception
+        text = describe_faults(missing, lang)
+        cpu, gpu = text.index("--index-url https://download.pytorch.org/whl/cpu"), text.index("NVIDIA")
+        assert cpu < gpu and "GB" in text[gpu:], text
+    assert "NVIDIA" not in describe_faults(old_python, "en")  # torch is fine there: no word about it
 
 
 def _fake_torch(where: Path, init: str, version: str = "2.13.0") -> Path:

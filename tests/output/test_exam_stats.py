@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from autograder.exam.variants import knob_reach
 from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
 from autograder.output.class_report import render_html, summarize
 from autograder.output.exam_stats import (
@@ -14,6 +15,7 @@ from autograder.output.exam_stats import (
     NO_ONE,
     chi2_sf,
     exam_statistics,
+    holm,
     kruskal_wallis,
     point_biserial,
 )
@@ -127,3 +129,80 @@ def test_the_report_shows_the_statistics_and_flags(kit):
         )
     )
     assert "ঋণাত্মক পার্থক্য-ক্ষমতা" in bangla
+
+
+# -- issue #40: a knob tested on each task it reaches, corrected for the number of tests -----------------
+def test_holm_matches_known_adjusted_values():
+    # statsmodels.stats.multitest.multipletests([...], method="holm")[1] for these p-values.
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # capped at 1, kept monotone
+    assert holm([]) == []
+
+
+def _exam_class(kit, unfair: dict[str, object] | None, students: int = 30,
+                seed: int = 5) -> list[SubmissionResult]:
+    """A mixed-ability exam class of nn_module_exam: each check passed with the student's skill; with
+    `unfair` ({knob: option}), the students who drew that option fail every check of delivery."""
+    exam = kit.assignment("nn_module_exam")
+    rng = random.Random(seed)
+    results = []
+    for n in range(students):
+        skill = rng.uniform(0.2, 1.0)
+        choices = {knob: rng.choice(options) for knob, options in exam.exam.variants}
+        doomed = unfair is not None and all(choices[k] == v for k, v in unfair.items())
+        tasks = []
+        for task in exam.tasks:
+            checks = tuple(
+                CheckResult(f"{task.id}.c{i}", task.id, f"c{i}", f"{task.id} {i}",
+                            task.points / 4 if rng.random() < skill and not (doomed and task.id == "delivery")
+                            else 0.0, task.points / 4, True)
+                for i in range(4))
+            tasks.append(TaskResult(task.id, task.points, checks))
+        code = "v" + "-".join(str(opts.index(choices[k])) for k, opts in exam.exam.variants)
+        results.append(SubmissionResult(f"s{n:02d}", exam.id, tuple(tasks),
+                                        exam={"variant": code, "choices": choices}))
+    return results
+
+
+def test_the_knobs_reach_the_tasks_their_numbers_change(kit):
+    reach = knob_reach(kit.assignment("nn_module_exam"))
+    assert reach is not None and reach["tinynet_hidden"] == ("tinynet",)
+    # numpy_forward's checks read params.delivery: delivery_hidden reaches it too
+    assert reach["delivery_hidden"] == ("delivery", "counting", "numpy_forward")
+    assert "tinynet" not in reach["twohead_heads"] and knob_reach(kit.assignment("nn_module")) is None
+
+
+def test_an_option_failing_one_task_is_flagged_on_that_task_alone(kit):
+    unfair = {"delivery_hidden": [20, 10]}
+    summary = summarize(_exam_class(kit, unfair), kit.assignment("nn_module_exam"), {}, 1.0)
+    stats = summary.stats
+    assert stats is not None and stats.students == 30
+    by = {(t.name, t.task): t for t in stats.tests}
+    assert ("tinynet_hidden", "delivery") not in by and ("delivery_hidden", "numpy_forward") in by
+    assert [(t.name, t.task) for t in stats.differing] == [("delivery_hidden", "delivery")]
+    flagged = by["delivery_hidden", "delivery"]
+    assert flagged.p_holm is not None and flagged.p_holm >= flagged.p  # adjusted for all tests
+    assert flagged.p_holm < 0.01 and flagged.points == 20 and flagged.spread > 8
+    assert not by["delivery_hidden", ""].differ  # the totals alone hide it (the issue's class: p = 0.107)
+    groups = {g.label: g.mean for g in flagged.groups}
+    assert groups["[20, 10]"] == 0 and flagged.spread == pytest.approx(max(groups.values()))
+    assert stats.ran == sum(t.p is not None for t in stats.tests) >= 10
+    html = render_html(summary)
+    top = html.split('id="review-first"', 1)[1].split("</section>", 1)[0]
+    assert 'href="#test-delivery_hidden-delivery"' in top and "<code>delivery_hidden</code>" in top
+    assert 'id="test-delivery_hidden-delivery"' in html and "adjusted for every test (Holm)" in html
+    assert html.count('href="#test-') == 1
+
+    fair = summarize(_exam_class(kit, None), kit.assignment("nn_module_exam"), {}, 1.0)
+    assert fair.stats is not None and fair.stats.differing == ()
+    assert 'href="#test-' not in render_html(fair).split("</section>", 1)[0]
+
+
+def test_the_top_of_the_report_links_each_flagged_check_and_task(kit):
+    summary = summarize(_class(), kit.assignment("nn_module_exam"), {}, 1.0)
+    html = render_html(summary)
+    top = html.split('id="review-first"', 1)[1].split("</section>", 1)[0]
+    for item in ("bad.inverted", "bad.free", "bad.never"):
+        assert f'href="#item-{item}"' in top and f'id="item-{item}"' in html
+    assert 'href="#item-good.c1"' not in top
+    assert top.index("negative discrimination") < top.index("no one passes") < top.index("everyone passes")

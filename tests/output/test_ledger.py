@@ -109,7 +109,11 @@ def test_a_rerun_grades_what_changed_and_what_went_stale(tmp_path, monkeypatch):
     params.write_text(params.read_text() + "\n# the instructor fixed a reference number\n")
     stale = grade_batch(kit, klass, out, options=options, jobs=1)
     assert stale.stale == ("ada", "bob", "carol") and stale.graded == 3
-    assert "3 stale because the graders changed (ada, bob, carol)" in stale.describe()
+    assert stale.stale_files == ("solutions/nn_module/graders/params.py",)  # this file alone changed
+    assert ("3 stale because the graders changed in solutions/nn_module/graders/params.py (ada, bob, carol)"
+            in stale.describe())
+    shown = json.loads((out / "ada" / "results.json").read_text())["extra_data"]["provenance"]
+    assert "grader_files" not in shown and shown["grader_digest"]  # the per-file map stays in the gradebook
     assert len(_rows(out)) == 3 + 1 + 3
 
 

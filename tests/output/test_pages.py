@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import websocket
 from conftest import make_result
-from kit_assignments import ASSIGNMENTS
+from kit_assignments import ASSIGNMENTS, languages
 
 from autograder.config import Assignment, Kit
 from autograder.fonts import FAMILY as BENGALI_FAMILY
@@ -271,24 +271,39 @@ def _bangla_outputs(kit, assignment, tmp_path: Path) -> tuple[dict[str, str], st
     return pages, text
 
 
+BANGLA = [a for a in ASSIGNMENTS if "bn" in languages(a)]  # an English-only assignment has no Bangla pages
+
+
 @pytest.mark.parametrize("assignment_id", ASSIGNMENTS)
-def test_the_solutions_catalogues_and_titles_have_no_english_but_code_and_terms(kit, assignment_id):
-    """Every Bangla message and title of an assignment (the check titles, each task's, the
-    assignment's own), and a Bangla title for every check and task."""
-    from autograder.authoring.latin_scan import latin_words
+def test_every_declared_language_titles_every_check_and_no_other_is_claimed(kit, assignment_id):
+    """Each language grading.toml declares loads, with a title for every check; a language it does not
+    declare is refused with a message naming grading.toml's list and the fix, not a missing file."""
+    from autograder.errors import ConfigError
 
     assignment = kit.assignment(assignment_id)
-    assert _catalogue_words(assignment.graders / "messages" / "bn.toml") == {}
-    graders = load_graders(assignment, lang="bn")
-    titles = graders.messages["titles"]
-    checks = [c for found in graders.checks.values() for c in found]
+    for lang in languages(assignment_id):
+        graders = load_graders(assignment, lang=lang)
+        assert all(c.title for found in graders.checks.values() for c in found), lang
+    if "bn" not in languages(assignment_id):
+        with pytest.raises(ConfigError, match=r"languages = \['en'\]"):
+            load_graders(assignment, lang="bn")
+
+
+@pytest.mark.parametrize("assignment_id", BANGLA)
+def test_the_solutions_catalogues_and_titles_have_no_english_but_code_and_terms(kit, assignment_id):
+    """Every Bangla message and title of an assignment (the check titles, each task's, the
+    assignment's own), and a Bangla title for every check and task: doctor's rules
+    (autograder/authoring/misconception_rules.py), checked against what the engine loads."""
+    from autograder.authoring.misconception_rules import language_problems
+
+    assignment = kit.assignment(assignment_id)
+    assert list(language_problems(assignment)) == []
+    titles = load_graders(assignment, lang="bn").messages["titles"]
+    checks = [c for found in load_graders(assignment, lang="bn").checks.values() for c in found]
     assert [c.id for c in checks if c.id not in titles] == []
-    assert [t.id for t in assignment.tasks if t.id not in titles] == []
-    assert assignment.id in titles
-    assert {k: latin_words(v) for k, v in titles.items() if latin_words(v)} == {}
 
 
-@pytest.mark.parametrize("assignment_id", ASSIGNMENTS)
+@pytest.mark.parametrize("assignment_id", BANGLA)
 def test_bangla_pages_and_outputs_hold_no_english_but_code_and_terms(kit, assignment_id, tmp_path):
     from autograder.authoring.latin_scan import course_terms, latin_words, page_latin_words
 

@@ -28,6 +28,8 @@ What this harness adds (the library leaves it to the host framework, or skips it
   the library's enums), timestamp (ISO 8601 with fractional seconds and an offset), scoreMaximum
   whenever scoreGiven; a timestamp older than the stored one is the library's OLD_TIMESTAMP (409);
 - storage: line items, scores and members live in memory (the library's storage is abstract);
+- the deep-linking return URL (POST /deep_link_return, lti_deep_linking.py): a tool's response
+  checked as Canvas and Moodle check it, and the links and line items they would make of it;
 - faults for the tests: scripted answers (`fail`), revoking every token issued so far
   (`expire_tokens`), and going down (`go_down`: drop connections, then close the port).
 """
@@ -65,6 +67,7 @@ from lti1p3platform.service_connector import (
     NamesRoleProvisioningService,
     TPage,
 )
+from lti_deep_linking import DeepLinkingState, Refused, create_links, verified
 
 SCORE_MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
 ASSERTION_CLAIMS = ("iss", "sub", "aud", "iat", "exp", "jti")
@@ -80,12 +83,15 @@ class HarnessPlatformConf(LTI1P3PlatformConfAbstract):
         self.seen_jti: set[str] = set()
         self.revoked: set[str] = set()
         self.assertions: list[dict[str, Any]] = []
+        self.checking_assertions = True  # off while a deep-linking response (no assertion) is checked
 
     def get_registration_by_params(self, **kwargs: Any) -> Registration:
         return self._registration  # type: ignore[return-value]
 
     def tool_validate_and_decode(self, jwt_token_string: str) -> dict[str, Any]:
         claims = super().tool_validate_and_decode(jwt_token_string)  # signature, kid, alg, exp
+        if not self.checking_assertions:
+            return claims
         missing = [c for c in ASSERTION_CLAIMS if c not in claims]
         if missing:
             raise LtiException(f"client assertion lacks {', '.join(missing)}")
@@ -326,6 +332,8 @@ class LocalPlatform:
         self.token_requests = 0
         self.issued_tokens: list[str] = []
         self.on_score: Callable[[LocalPlatform, int], None] | None = None
+        self.deep_linking = DeepLinkingState()
+        self.conf.set_accepted_deeplinking_types(["ltiResourceLink"])
 
     # addresses
     @property
@@ -339,6 +347,10 @@ class LocalPlatform:
     @property
     def lineitems_url(self) -> str:
         return f"{self.base_url}/lineitems"
+
+    @property
+    def deep_link_return_url(self) -> str:
+        return f"{self.base_url}/deep_link_return"
 
     @property
     def nrps_url(self) -> str:
@@ -449,6 +461,8 @@ class LocalPlatform:
                 return Answer(fault.status, {"error": fault.message}, headers=headers)
         if path == "/token" and http.command == "POST":
             return self._token(http, raw)
+        if path == "/deep_link_return" and http.command == "POST":
+            return self._deep_link_return(raw)
         if path == "/jwks" and http.command == "GET":
             return Answer(200, {"keys": self.registration.get_jwks()})
         content_type = (http.headers.get("Content-Type") or "").split(";")[0].strip()
@@ -506,6 +520,17 @@ class LocalPlatform:
         # same string, and it is a fresh token all the same
         self.conf.revoked.discard(token["access_token"])
         return Answer(200, dict(token))
+
+    def _deep_link_return(self, raw: bytes) -> Answer:
+        """The browser posts the tool's response (form field JWT): made into links, or refused (400)."""
+        form = dict(parse_qsl(raw.decode(), keep_blank_values=True))
+        try:
+            claims, items = verified(self, form.get("JWT", ""))
+        except Refused as refused:
+            self.deep_linking.refusals.append(str(refused))
+            return Answer(400, {"error": str(refused)})
+        self.deep_linking.responses.append(claims)
+        return Answer(200, {"links": [vars(link) for link in create_links(self, items)]})
 
     def _score(self, ags: HarnessAgs, request: HarnessRequest, number: str, content_type: str) -> Answer:
         if content_type != SCORE_MEDIA_TYPE:

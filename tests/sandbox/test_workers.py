@@ -92,3 +92,26 @@ def test_end_of_submission_without_a_worker_is_a_no_op(kit):
     idle = WorkerProcess(sandbox.bare_launch())
     idle.end_submission()
     assert idle.proc is None
+
+
+SPIN = b"def spin():\n    n = 0\n    while True:\n        n += 1\n"
+
+
+@pytest.mark.parametrize(("time_limit", "cpu_limit", "reason"),
+                         [(1.0, 5.0, "time_limit"), (5.0, 1.0, "cpu_limit")], ids=["wall", "cpu"])
+def test_a_stopped_call_says_where_the_students_code_was(worker, task, time_limit, cpu_limit, reason):
+    """Asked before the kill when its time is up, told by its SIGXCPU handler at the CPU limit: the
+    innermost frame in the student's file reaches the grader as a checked display string."""
+    from autograder.checks import WorkerLost
+
+    limited = dataclasses.replace(task, time_limit=time_limit, cpu_limit=cpu_limit)
+    session = SandboxSession(worker, limited)
+    assert session.open({"task.py": SPIN}, PROBES + "\n\ndef spin(mod):\n    return mod.spin()\n").imported
+    with pytest.raises(WorkerLost) as lost:
+        session.call("spin")
+    session.close()
+    worker.end_submission()
+    assert lost.value.reason == reason
+    where = lost.value.stopped_at
+    assert where is not None and where.file == "task.py" and where.function == "spin"
+    assert (where.line, where.code) in ((3, "while True:"), (4, "n += 1"))

@@ -6,8 +6,10 @@ library does here, unchanged: the third-party login initiation URL (`OIDCLoginAb
 prepare_preflight_url`), checking the tool's authorization request (`validate_preflight_response`:
 nonce, state, redirect_uri, client_id) and building and signing the id_token
 (`LTIAdvantageMessageLaunchAbstract`: iss, aud, azp, deployment, target link, nonce, iat, exp, the
-user, roles, resource link, custom and AGS claims). What this adds: the browser's part (following
-the tool's redirects with a cookie jar, posting the form), and the tampered tokens the tests need.
+user, roles, resource link, custom and AGS claims), and for a deep-linking request its
+LtiDeepLinkingRequest message with the deep_linking_settings claim (`set_dl`). What this adds: the
+browser's part (following the tool's redirects with a cookie jar, posting the form), and the
+tampered tokens the tests need.
 """
 
 from __future__ import annotations
@@ -90,12 +92,37 @@ class Lms:
         self.lineitem = lineitem
         self.assignment = assignment
         platform.registration.set_launch_url(f"{tool_url}/lti/launch").set_oidc_login_url(f"{tool_url}/lti/login")
+        platform.registration.set_deeplink_launch_url(f"{tool_url}/lti/deep-link")
+        platform.deep_linking.tool_host = urlsplit(tool_url).netloc
 
     def start(self, browser: Browser, person: Person) -> Form:
         """The browser follows the login initiation to the platform's authorization endpoint; the
         platform answers with the signed launch form (not posted yet)."""
+        return self.sign(self._authorize(browser, person, "resource-link-1"), person)
+
+    def start_deep_link(self, browser: Browser, person: Person, data: Any = "dl-data-1") -> Form:
+        """The LMS's "add content": the login for the deep-linking URL (its target_link_uri), then
+        the signed LtiDeepLinkingRequest asking for one ltiResourceLink, carrying opaque `data`."""
+        params = self._authorize(browser, person, "deep-link-1", deep_link=True)
+        message = _Launch(request_of(params), self.platform.conf)
+        message.set_user_data(person.user_id, person.roles, full_name=person.name or person.sourcedid)
+        message.set_dl(self.platform.deep_link_return_url, title="Add an assignment",
+                       accept_types={"ltiResourceLink"}, extra_data=data)
+        message.set_extra_claims({
+            CLAIM + "lis": {"person_sourcedid": person.sourcedid},
+            CLAIM + "launch_presentation": {"document_target": "iframe", "locale": person.locale},
+            CLAIM + "context": {"id": "course-1", "title": person.course, "label": "PT101"},
+        })
+        self.platform.deep_linking.pending_data.append(data)
+        answer = message.lti_launch()
+        return Form(answer["launch_url"], answer["id_token"], answer["state"])
+
+    def _authorize(self, browser: Browser, person: Person, hint: str,
+                   deep_link: bool = False) -> dict[str, Any]:
         login = _Login(request_of({}), self.platform.conf)
-        login.set_lti_message_hint(hint="resource-link-1")
+        login.set_lti_message_hint(hint=hint)
+        if deep_link:
+            login.set_deeplinking_launch_url()
         url = login.prepare_preflight_url(person.user_id)
         answer = browser.get(url, allow_redirects=False)
         if answer.status_code == 200 and "lti1p3-new-tab-link" in answer.text:
@@ -103,8 +130,7 @@ class Lms:
             answer = browser.get(url + "&lti1p3_new_window=1", allow_redirects=False)
         assert answer.status_code in (302, 303), f"login answered {answer.status_code}: {answer.text[:300]}"
         auth = answer.headers["Location"]
-        params = dict(parse_qsl(urlsplit(auth).query))
-        return self.sign(params, person)
+        return dict(parse_qsl(urlsplit(auth).query))
 
     def sign(self, params: dict[str, Any], person: Person, expires_in: int = 300) -> Form:
         message = _Launch(request_of(params), self.platform.conf)

@@ -24,10 +24,6 @@ from autograder.graders import close, describe, fail, fmt_shape
 
 from .support import call_once, fail_if_not_implemented, raised_name, relu
 
-POOL = 1031  # hidden values per pool (prime: a long model's tensors do not repeat in step)
-XPOOL = 257  # hidden input values per pool
-
-
 once_per_task = call_once  # a probe call shared by the checks that judge one run (autograder.probe_calls)
 
 
@@ -50,91 +46,8 @@ def inputs(gen: np.random.Generator, n: int, features: int, scale: float = 1.5) 
     return gen.normal(0, scale, (n, features)).astype(np.float32)
 
 
-def finer(gen: np.random.Generator, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The arrays in float64 with digits float32 does not have: only a model really converted to
-    float64 (.double()) reproduces them to float64 precision."""
-    return {k: v.astype(np.float64) + gen.normal(0, 1e-9, v.shape) for k, v in arrays.items()}
-
-
-def pools(gen: np.random.Generator, float64: bool = False) -> dict[str, np.ndarray]:
-    """A hidden run's inputs: `pool` (the values every registered tensor is filled with) and `xpool`
-    (the inputs each nn.Linear is run on); float64 ones with digits float32 does not have."""
-    magnitudes = gen.uniform(0.25, 1.0, POOL) * gen.choice([-1.0, 1.0], POOL)  # never near 0 (an x_std)
-    found = {"pool": magnitudes.astype(np.float32),
-             "xpool": gen.normal(0, 1.5, XPOOL).astype(np.float32)}
-    return finer(gen, found) if float64 else found
-
-
-def _slice(pool: np.ndarray, offset: int, shape: Sequence[int]) -> np.ndarray:
-    """probes._pool_slice in the grading process: the next values of `pool`, cycling."""
-    count = int(np.prod(shape)) if len(shape) else 1
-    return pool[(offset + np.arange(count)) % len(pool)].astype(np.float64).reshape(tuple(shape))
-
-
-def filled(pool: np.ndarray, entries: Sequence[Sequence[Any]]) -> dict[str, np.ndarray]:
-    """What the probe's fill put in each state_dict entry `[key, shape]`, in the order reported."""
-    values, offset = {}, 0
-    for key, shape in entries:
-        values[str(key)] = _slice(pool, offset, shape)
-        offset += int(np.prod(shape)) if len(shape) else 1
-    return values
-
-
 # ----------------------------------------------------------------------------- judging a hidden run
-
-
-def judge_layers(run: Mapping[str, Any] | None, drawn: Mapping[str, np.ndarray], tol: float, what: str,
-                 need: Sequence[str] = (), rows: int = 4) -> None:
-    """Fail unless the probe's hidden run (`probes._hidden_run`) shows every registered nn.Linear (and
-    at least one, and each of `need`) computing x @ W.T + b from the values filled into it."""
-    if run is None:
-        fail("layers.none", call=what)
-    if run["error"]:
-        fail("common.challenge_load", names=what, detail=raised_name(run["error"]))
-    values = filled(drawn["pool"], run["entries"])
-    names = [layer["name"] for layer in run["layers"]]
-    for name in need:
-        if name not in names:
-            fail("layers.missing", call=what, layer=name, layers=", ".join(names) or "none")
-    if not run["layers"]:
-        fail("layers.none", call=what)
-    for layer in run["layers"]:
-        name = layer["name"]
-        prefix = f"{name}." if name else ""
-        shown = name or "model"
-        call_text = f"{what}.{name}(x)" if name else f"{what}(x)"
-        model = f"{shown}(x) == x @ {shown}.weight.T + {shown}.bias"
-        if layer["raised"]:
-            fail("common.challenge_raised", call=call_text, raised=raised_name(layer["raised"]))
-        weight = values.get(f"{prefix}weight")
-        bias = values.get(f"{prefix}bias") if layer["bias"] else None
-        if weight is None or (layer["bias"] and bias is None):
-            fail("common.challenge_load", names=what,
-                 detail=f"{prefix}weight, {prefix}bias not in state_dict()")
-        x = _slice(drawn["xpool"], 0, (rows, weight.shape[1]))
-        want = x @ weight.T + (0.0 if bias is None else bias)
-        out = layer["out"]
-        got = out.get("values") if type(out) is dict else None
-        if got is None or tuple(out.get("shape", ())) != want.shape:
-            shape = fmt_shape(out.get("shape", ())) if type(out) is dict else "()"
-            fail("common.challenge_values", call=call_text, model=model,
-                 error=f"{out.get('type') if type(out) is dict else '?'} {shape} != {fmt_shape(want.shape)}")
-        if not close(got.astype(np.float64), want, tol):
-            fail("common.challenge_values", call=call_text, model=model,
-                 error=describe(got.astype(np.float64), want))
-
-
-def read_back(run: Mapping[str, Any], drawn: Mapping[str, np.ndarray], keys: Sequence[str],
-              what: str) -> None:
-    """Fail unless each state_dict entry of `keys` (a buffer, say) reads back what was loaded into it."""
-    values = filled(drawn["pool"], run["entries"])
-    for key in keys:
-        buf = run["state_after"].get(key)
-        got = buf.get("values") if type(buf) is dict else None
-        want = values.get(key)
-        same = got is not None and want is not None and got.shape == want.shape
-        if not same or not close(got.astype(np.float64), want, 0.0):
-            fail("layers.buffer_read_back", call=what, name=key)
+# (pools, filled, judge_layers, read_back: the engine's structure builder, autograder.graders)
 
 
 def layer_state(load: Mapping[str, Any]) -> dict[str, np.ndarray]:

@@ -22,12 +22,6 @@ def stack_count(sizes: Sequence[int], bias: bool | None) -> int:
     return sum(b * a + (b if bias is not False else 0) for a, b in pairwise(sizes))
 
 
-def stack_slips(sizes: Sequence[int]) -> set[int]:
-    """The counts of the catalogued slips of the count itself (no biases, one bias per input):
-    accepted where a check is about something else (ValueError), so a slip is not charged twice."""
-    return {sum(b * a for a, b in pairwise(sizes)), sum(b * a + a for a, b in pairwise(sizes))}
-
-
 def draw_sizes(gen: np.random.Generator, low: int = 2, high: int = 6) -> list[int]:
     return [int(s) for s in gen.integers(1, WIDEST + 1, int(gen.integers(low, high + 1)))]
 
@@ -48,14 +42,6 @@ def draw_bad_stacks(gen: np.random.Generator) -> list[tuple[list[int], bool | No
     options: list[tuple[bool | None, str]] = [(None, "list"), (True, "list"), (False, "list"),
                                               (None, "tuple")]
     return [(sizes, *options[int(gen.integers(len(options)))]) for sizes in cases]
-
-
-def interleave(gen: np.random.Generator, fixed: list[Any], hidden: list[Any]) -> list[Any]:
-    """`hidden` inserted among `fixed` at places drawn from `gen` (fixed's own order kept)."""
-    out = list(fixed)
-    for case in hidden:
-        out.insert(int(gen.integers(len(out) + 1)), case)
-    return out
 
 
 # ----------------------------------------------------------------------------- models

@@ -13,6 +13,7 @@ from autograder.graders import ProbeCaller
 _TMP_PATH = re.compile(r"[^\s'\"]*ckpt_[\w.-]+(/[\w.-]+)*")  # the probes' temporary folders
 # The engine's probe calls, with this assignment's temporary folders kept out of feedback.
 _caller = ProbeCaller(scrub=(_TMP_PATH,))
+caller = _caller  # for the engine's check builders (judge_refusals)
 call = _caller.call
 call_once = _caller.call_once
 student_error = _caller.student_error

@@ -30,18 +30,23 @@ def _vm_size() -> int:
 
 
 def child_main(
-    sock: socket.socket, out_w: int, task_dir: str, request: dict[str, Any], probes_code: Any, sandboxed: bool
+    sock: socket.socket, out_w: int, task_dir: str, request: dict[str, Any], probes_code: Any,
+    sandboxed: bool, where: socket.socket | None = None,
 ) -> None:
-    """In the forked child: limits, then import the student's module and serve probe calls."""
+    """In the forked child: limits, then import the student's module and serve probe calls; `where`:
+    the channel on which it tells where the student's code was when it is stopped (whereabouts)."""
     limits = request["limits"]
     os.setsid()
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(out_w, 1)
     os.dup2(out_w, 2)
-    keep = sock.fileno()
-    os.closerange(3, keep)
-    os.closerange(keep + 1, 65536)
+    keep = sorted({sock.fileno()} | ({where.fileno()} if where is not None else set()))
+    low = 3
+    for fd in keep:
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
     if not sandboxed:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # bare: die with the relay
     # The task's processes are the ones the kernel kills first when the sandbox runs out of memory.
@@ -75,7 +80,16 @@ def child_main(
     from autograder.sandbox.inside.runtime import TaskRuntime
 
     runtime = TaskRuntime(task_dir, request["module"], request["probes"], probes_code)
-    status = runtime.open()
+    if where is not None:  # before the import: a hang at import is located too
+        from autograder.sandbox.inside.whereabouts import Watchdog
+
+        Watchdog(where, runtime.task_dir).start()
+    serve_calls(sock, runtime, runtime.open())
+
+
+def serve_calls(sock: socket.socket, runtime: Any, status: dict[str, Any]) -> None:
+    """Say how the import went, then answer probe calls (a JSON line and its raw part each) until the
+    channel closes; then end the process."""
     stream = sock.makefile("rwb")
     stream.write(json.dumps(status).encode() + b"\n")
     stream.flush()
@@ -94,9 +108,10 @@ def child_main(
 class Child:
     """The relay's handle on the task's child: its pid, channel, output pipe and exit."""
 
-    def __init__(self, pid: int, sock: socket.socket, output_fd: int):
+    def __init__(self, pid: int, sock: socket.socket, output_fd: int, where: socket.socket | None = None):
         self.pid = pid
         self.sock = sock
+        self.where = where  # where the student's code was, asked before it is killed (whereabouts)
         self.output_fd = output_fd
         self.pidfd: int | None = None
         try:
@@ -135,6 +150,8 @@ class Child:
     def close(self) -> None:
         self.readers.close()
         self.sock.close()
+        if self.where is not None:
+            self.where.close()
         for fd in (self.output_fd, self.pidfd):
             if fd is not None:
                 try:

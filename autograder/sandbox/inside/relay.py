@@ -17,6 +17,7 @@ from autograder.sandbox import codec
 from autograder.sandbox.inside.child import Child, child_main, death_reason
 from autograder.sandbox.inside.cleanup import CLEANUP_SECONDS, PR_SET_CHILD_SUBREAPER, kill_all, prctl, wipe
 from autograder.sandbox.inside.clock import TaskClock
+from autograder.sandbox.inside.whereabouts import told_where
 
 
 class Template(Protocol):
@@ -31,6 +32,7 @@ class Template(Protocol):
 
 MAX_LINE = 32 * 1024 * 1024  # bytes of one answer from student code before the task is stopped
 MAX_NAME = 255
+WHERE_WAIT = 1.0  # seconds a task past its time has to say where it is, before it is killed
 # How a relay ended, as its exit code (the template acts on it).
 RELAY_DONE = 0  # it answered its last request and left nothing behind
 RELAY_FAILED = 1  # it died before answering (killed by the task's own processes, or a bug)
@@ -162,20 +164,23 @@ class Relay:
             os.close(self.probes_w)
             self.probes_w = -1
         parent_sock, child_sock = socket.socketpair()
+        where_parent, where_child = socket.socketpair()
         out_r, out_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
                 parent_sock.close()
+                where_parent.close()
                 os.close(out_r)
-                child_main(child_sock, out_w, work, request, probes_code, template.sandboxed)
+                child_main(child_sock, out_w, work, request, probes_code, template.sandboxed, where_child)
             finally:
                 os._exit(70)
         child_sock.close()
+        where_child.close()
         os.close(out_w)
         os.set_blocking(out_r, False)
         parent_sock.setblocking(False)
-        self.child = Child(pid, parent_sock, out_r)
+        self.child = Child(pid, parent_sock, out_r, where_parent)
         frame = self._await_frame("import")
         if frame is None:
             return False
@@ -196,7 +201,7 @@ class Relay:
         finally:
             self.budget = max(self.budget - clock.charged(), 0.0)
         if sent is not True:
-            self._lost(sent or "time_limit", probe)
+            self._lost(sent or "time_limit", probe, ask=not sent)
             return False
         frame = self._await_frame(probe)
         if frame is None:
@@ -252,7 +257,7 @@ class Relay:
                     return frame
                 remaining = clock.remaining(self.budget)
                 if remaining <= 0:
-                    self._lost("time_limit", probe)
+                    self._lost("time_limit", probe, ask=True)
                     return None
                 exited = False
                 for key, _ in sel.select(timeout=min(remaining, tick)):
@@ -370,10 +375,15 @@ class Relay:
             self._drain_output()
         return bytes(self.child.output).decode("utf-8", "replace"), self.child.output_dropped
 
-    def _lost(self, reason: str, probe: str) -> None:
+    def _lost(self, reason: str, probe: str, ask: bool = False) -> None:
+        """End the task's child and say why; `ask`: it is still running (its time is up), so it is
+        asked where the student's code is before it is killed. A CPU limit's handler said so itself."""
+        where = None
+        if self.child is not None and self.child.where is not None and (ask or reason == "cpu_limit"):
+            where = told_where(self.child.where, WHERE_WAIT if ask else 0.1, ask)
         output, _ = self._take_output()
         self.clean = self._finish()
-        self._reply({"lost": reason, "detail": probe, "output": output})
+        self._reply({"lost": reason, "detail": probe, "output": output, "where": where})
         self.finished = True
 
     def _finish(self) -> bool:

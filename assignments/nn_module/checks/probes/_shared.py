@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -56,75 +55,8 @@ def _linear_shapes(model: nn.Module) -> list[list[Any]]:
     return found
 
 
-# ----------------------------------------------------------------------------- hidden runs
-
-# A structural check judges the student's own model: its registered tensors are filled with values
-# from a hidden pool, in state_dict order (what the grader recomputes from the keys and shapes the
-# probe reports), and every registered nn.Linear is run alone on hidden inputs as wide as its weight.
-# The outputs depend on the hidden values and on nothing but the layer, so a slip in forward (or in
-# another layer's shape) never shows here; and a made-up or replayed answer cannot match them.
-
-
-def _pool_slice(pool: torch.Tensor, offset: int, shape: tuple[int, ...]) -> torch.Tensor:
-    """The next values of a hidden pool for a tensor of `shape`, starting at `offset`, cycling."""
-    count = int(np.prod(shape)) if shape else 1
-    return pool[(offset + torch.arange(count)) % len(pool)].reshape(shape)
-
-
-def _fill(model: nn.Module, pool: Any) -> dict[str, Any]:
-    """Load every floating tensor of the model's state_dict with the next values of `pool` (through
-    load_state_dict and the model's own keys); report the keys and shapes it filled."""
-    values = as_tensor(pool)
-    entries = [
-        (k, v) for k, v in _state_dict(model).items() if isinstance(v, torch.Tensor) and v.is_floating_point()
-    ]
-    state, offset = {}, 0
-    for key, held in entries:
-        state[key] = _pool_slice(values, offset, tuple(held.shape)).to(held.dtype)
-        offset += held.numel()
-    report: dict[str, Any] = {"entries": [[k, list(v.shape)] for k, v in entries], "error": None}
-    try:
-        nn.Module.load_state_dict(model, state, strict=False)
-    except Exception as exc:
-        report["error"] = exception(exc)
-    return report
-
-
-def _layer_runs(model: nn.Module, xpool: Any, rows: int) -> list[dict[str, Any]]:
-    """Each registered nn.Linear run alone (no_grad) on `rows` rows of the hidden inputs."""
-    xs = as_tensor(xpool)
-    runs = []
-    for name, module in _named_modules(model):
-        weight = _own(module, "weight")
-        if not isinstance(module, nn.Linear) or not isinstance(weight, torch.Tensor) or weight.dim() != 2:
-            continue
-        x = _pool_slice(xs, 0, (rows, int(weight.shape[1]))).to(weight.dtype)
-        run: dict[str, Any] = {
-            "name": name,
-            "bias": isinstance(_own(module, "bias"), torch.Tensor),
-            "raised": None,
-            "out": None,
-        }
-        try:
-            with torch.no_grad():
-                run["out"] = tensor(module(x))
-        except Exception as exc:
-            run["raised"] = exception(exc)
-        runs.append(run)
-    return runs
-
-
-def _hidden_run(model: nn.Module, pool: Any, xpool: Any, rows: int = 4) -> dict[str, Any] | None:
-    """The hidden values filled in, then the buffers read back and every nn.Linear run alone."""
-    if pool is None:
-        return None
-    run = _fill(model, pool)
-    run["state_after"] = {
-        k: tensor(v) for k, v in _state_dict(model).items() if k.rpartition(".")[2] not in ("weight", "bias")
-    }
-    run["buffers"] = {n: tensor(b) for n, b in _named_buffers(model)}
-    run["layers"] = _layer_runs(model, xpool, rows)
-    return run
+# A structural check's hidden run (the model filled with hidden values, each nn.Linear run alone) is the
+# engine's: autograder.sandbox.inside.observe.hidden_run.
 
 
 def _all_linears(model: nn.Module) -> list[nn.Linear]:

@@ -15,9 +15,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from autograder.sandbox.inside.observe import as_tensor, exception, tensor, type_name
+from autograder.sandbox.inside.observe import as_tensor, exception, hidden_run, tensor, type_name
 
-# From _shared.py, run first in the same namespace: _all_linears, _hidden_run, _load_layers, _params,
+# From _shared.py, run first in the same namespace: _all_linears, _load_layers, _params,
 # _state_dict.
 
 
@@ -33,7 +33,7 @@ def _module_obs(model: nn.Module) -> dict[str, Any]:
 def containers_fixedmlp(mod, sizes, pool=None, xpool=None):
     model = mod.FixedMLP(list(sizes))
     layers = getattr(model, "layers", None)
-    return {"layers_type": type_name(layers), **_module_obs(model), "run": _hidden_run(model, pool, xpool)}
+    return {"layers_type": type_name(layers), **_module_obs(model), "run": hidden_run(model, pool, xpool)}
 
 
 def containers_twohead(mod, x, pool=None, xpool=None):
@@ -44,7 +44,7 @@ def containers_twohead(mod, x, pool=None, xpool=None):
     obs = {"heads_type": type_name(heads_attr), "out_type": type_name(out), "out": None, **_module_obs(model)}
     if type(out) in (dict, OrderedDict):
         obs["out"] = {str(k): tensor(v) for k, v in out.items()}
-    return {**obs, "run": _hidden_run(model, pool, xpool)}
+    return {**obs, "run": hidden_run(model, pool, xpool)}
 
 
 def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=(), runs=None):
@@ -76,7 +76,7 @@ def containers_double(mod, fixed_sizes, x_fixed, x_two, more_sizes=(), runs=None
             ],
         }
         if runs is not None and k < len(runs):
-            report[name]["run"] = _hidden_run(model, runs[k]["pool"], runs[k]["xpool"])
+            report[name]["run"] = hidden_run(model, runs[k]["pool"], runs[k]["xpool"])
     return report
 
 

@@ -13,9 +13,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from autograder.sandbox.inside.observe import as_tensor, tensor, type_name
+from autograder.sandbox.inside.observe import as_tensor, hidden_run, tensor, type_name
 
-# From _shared.py, run first in the same namespace: _delivery, _hidden_run, _load_layers, _named_buffers,
+# From _shared.py, run first in the same namespace: _delivery, _load_layers, _named_buffers,
 # _named_modules, _named_parameters, _params, _reachable, _state_dict.
 
 
@@ -56,7 +56,7 @@ def delivery_structure(mod, x_mean, x_std, p_drop=None, pool=None, xpool=None):
     if p_drop is not None:
         explicit = _delivery(mod, x_mean, x_std, p_drop)
         obs["explicit"] = {**_delivery_structure(explicit), "holders": _holders(explicit)}
-    obs["run"] = _hidden_run(model, pool, xpool)
+    obs["run"] = hidden_run(model, pool, xpool)
     return obs
 
 
@@ -74,7 +74,7 @@ def delivery_double(mod, x_mean, x_std, p_drop=None, pool=None, xpool=None):
             "state_dtypes": {k: str(v.dtype).replace("torch.", "") for k, v in _state_dict(explicit).items()},
             "holders": _holders(explicit),
         }
-    obs["run"] = _hidden_run(model, pool, xpool)
+    obs["run"] = hidden_run(model, pool, xpool)
     return obs
 
 
@@ -103,7 +103,7 @@ def delivery_output_shapes(mod, x_mean, x_std, xs, pool=None, xpool=None):
         nn.Module.eval(dropout)
     with torch.no_grad():
         outs = [tensor(model(as_tensor(x))) for x in xs]
-    return {"outs": outs, "run": _hidden_run(model, pool, xpool)}
+    return {"outs": outs, "run": hidden_run(model, pool, xpool)}
 
 
 def delivery_train_mode(mod, x_mean, x_std, p_drop, x, h):
@@ -140,7 +140,7 @@ def delivery_predict(mod, x_mean, x_std, x, calls, pool, xpool, x_single=None, p
     seed is set to `seed` before each of these calls (so a Dropout that eval() cannot reach draws
     the same masks in both). With p_drop: the model built with that p_drop."""
     model = _delivery(mod, x_mean, x_std, p_drop)
-    run = _hidden_run(model, pool, xpool)
+    run = hidden_run(model, pool, xpool)
     nn.Module.train(model, True)
     dropouts = [m for _, m in _named_modules(model) if isinstance(m, nn.Dropout)]
     seen = []

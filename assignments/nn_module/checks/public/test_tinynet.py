@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.graders import close, fail, fmt_shape, points
+from autograder.graders import close, fail, fmt_shape, judge_layers, points, pools, returned_per_step
 
-from ..challenges import inputs, judge_layers, linear_state, once_per_task, pools, tinynet_outputs
+from ..challenges import inputs, linear_state, once_per_task, tinynet_outputs
 from ..support import call, classification_losses, toy_data
 
 SUPER_HINT = {"Module.__init__() call": "tinynet.super_init"}
@@ -144,23 +144,41 @@ def test_weight_shapes(worker, params, challenge):
     judge_run(obs, tp.sizes, params, need=())
 
 
+def judge_returned_losses(obs: dict, what: str, y: np.ndarray, tol: float) -> None:
+    """Loss k of what train_tinynet returned is loss.item() of its own epoch k: the mean cross-entropy
+    of the forward pass the loop made on its k-th weights (seen by the forward hook; epoch 0's is the
+    model's output at the hidden initial weights, computed here, so a forged list earns nothing), only
+    epoch 0 when model(X) never went through the hook (calls_model's business). Judged against
+    the loop's own passes, not the reference's run: how it trains is the trajectory's business, and so
+    is a loss whose gradients differ from cross-entropy's; only the sum, which Adam cannot tell from
+    the mean, is not accepted (a constant factor leaves Adam's steps as they were)."""
+    # epoch 0's pass is the model at the hidden initial weights, computed here: the points rest on it
+    passes = [obs["initial"], *obs["hook_logits"][1:]]
+    seen = [classification_losses(np.asarray(logits), y) for logits in passes]
+    accept = set(seen[0]) - {"cross_entropy_sum"}
+    # the probe keeps the logits of the first passes only: the epochs after them are not judged; with
+    # no pass seen, only the first loss can be judged (on the initial weights)
+    limit = len(passes) if len(obs["hook_losses"]) > len(passes) or not obs["hook_logits"] else None
+    wrong = returned_per_step(obs["values"], seen, "cross_entropy", accept, tol, limit)
+    if wrong is not None:
+        fail("tinynet.returned_loss", call=what, epoch=wrong.step, got=wrong.got, want=f"{wrong.want:.6f}")
+
+
 @points(2)
 def test_losses_are_floats(worker, params, challenge):
-    """train_tinynet returns a list with one plain Python float per epoch
+    """train_tinynet returns a list with one plain Python float per epoch: that epoch's loss.item()
 
-    With epochs passed, and with the default epochs=100. The points rest on a value: from hidden
-    initial weights, the first loss is the model's loss there."""
+    With epochs passed, and with the default epochs=100. The points rest on values: from hidden
+    initial weights, loss k is the cross-entropy of the loop's own forward pass of epoch k."""
     tp = params.tinynet
+    X, y = toy_data(tp.toy_n, tp.toy_seed)
     obs, what = train_short(worker, params, challenge)
     judge_floats(obs, what, tp.short_epochs)
-    X, y = toy_data(tp.toy_n, tp.toy_seed)
-    wants = classification_losses(obs["initial"], y)
-    first = obs["values"][0] if obs["values"] else None
-    tol = params.tol.loss
-    if first is None or not any(close(np.array([first]), np.array([w]), tol) for w in wants.values()):
-        fail("tinynet.first_loss", call=what, got=first, want=f"{wants['cross_entropy']:.6f}")
+    judge_returned_losses(obs, what, y, params.tol.loss)
     obs, what = train_defaults(worker, params, challenge)
     judge_floats(obs, what, tp.epochs)
+    obs["initial"] = tinynet_outputs(obs["state"], X)["right"]
+    judge_returned_losses(obs, what, y, params.tol.loss)
 
 
 @points(1)
@@ -190,23 +208,21 @@ def judge_grad_steps(obs: dict, what: str) -> None:
             fail("tinynet.cleared_gradients", call=what, step=number)
 
 
-def bias_gradient(logits: np.ndarray, y: np.ndarray, first_loss) -> np.ndarray:
-    """The gradient, at `logits`, of the loss the loop reported first (the classification loss whose
-    value it is: which loss is right is the trajectory check's business) with respect to fc2.bias,
-    which shifts a column of the logits: central differences in float64."""
-    losses = classification_losses(logits, y)
-    name = "cross_entropy"
-    if first_loss is not None:
-        name = min(losses, key=lambda k: abs(losses[k] - first_loss))
+def bias_gradients(logits: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+    """The gradient, at `logits`, of each classification loss a loop may compute (which loss is right
+    is the trajectory check's business, what the loop returns the losses check's) with respect to
+    fc2.bias, which shifts a column of the logits: central differences in float64."""
     step = 1e-6
-    grad = np.zeros(logits.shape[1])
+    names = list(classification_losses(logits, y))
+    grads = {name: np.zeros(logits.shape[1]) for name in names}
     for j in range(logits.shape[1]):
         shift = np.zeros(logits.shape[1])
         shift[j] = step
-        up = classification_losses(logits + shift, y)[name]
-        down = classification_losses(logits - shift, y)[name]
-        grad[j] = (up - down) / (2 * step)
-    return grad
+        up = classification_losses(logits + shift, y)
+        down = classification_losses(logits - shift, y)
+        for name in names:
+            grads[name][j] = (up[name] - down[name]) / (2 * step)
+    return grads
 
 
 @points(2)
@@ -214,17 +230,17 @@ def test_zero_grad(worker, params, challenge):
     """Each optimizer.step() of train_tinynet uses its own epoch's gradient: zero_grad() before backward()
 
     With epochs passed, and with the defaults. The points rest on a value: from hidden initial
-    weights, the first backward pass's gradient of fc2.bias is the gradient of the loop's first loss there."""
+    weights, the first backward pass's gradient of fc2.bias is the gradient of a classification loss there."""
     tp = params.tinynet
     obs, what = train_short(worker, params, challenge)
     judge_grad_steps(obs, what)
     X, y = toy_data(tp.toy_n, tp.toy_seed)
-    first = obs["values"][0] if obs["values"] else None
-    want = bias_gradient(obs["initial"], y, first)
+    wants = bias_gradients(obs["initial"], y)
+    want = wants["cross_entropy"]
     got = obs["first_grad"]
     got_values = got.get("values") if type(got) is dict else None
-    if got_values is None or got_values.shape != want.shape or not close(
-            got_values.astype(np.float64), want, params.tol.loss):
+    if got_values is None or got_values.shape != want.shape or not any(
+            close(got_values.astype(np.float64), w, params.tol.loss) for w in wants.values()):
         fail("tinynet.first_gradient", call=what,
              got="None" if got_values is None else np.round(got_values, 6).tolist(),
              want=np.round(want, 6).tolist())

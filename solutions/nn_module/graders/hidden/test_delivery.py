@@ -6,9 +6,20 @@ import functools
 
 import numpy as np
 
-from autograder.graders import close, describe, fail, fmt_shape, note, points, require_array
+from autograder.graders import (
+    close,
+    describe,
+    fail,
+    filled,
+    fmt_shape,
+    judge_layers,
+    note,
+    points,
+    pools,
+    require_array,
+)
 
-from ..challenges import delivery_outputs, filled, judge_layers, judge_loaded, pools
+from ..challenges import delivery_outputs, judge_loaded
 from ..public.test_delivery import hidden_buffers
 from ..support import call, mlp_state, rng
 

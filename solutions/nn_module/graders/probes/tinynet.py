@@ -14,9 +14,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from autograder.sandbox.inside.observe import as_tensor, tensor, type_name
+from autograder.sandbox.inside.observe import as_tensor, hidden_run, tensor, type_name
 
-# From _shared.py, run first in the same namespace: _hidden_run, _load_layers, _params, _state,
+# From _shared.py, run first in the same namespace: _load_layers, _params, _state,
 # _state_dict.
 
 
@@ -36,7 +36,7 @@ def tinynet_structure(mod, in_features, hidden, out_features, pool=None, xpool=N
     """The parameters TinyNet registers; with a hidden `pool`, the hidden run on them too."""
     model = mod.TinyNet(in_features, hidden, out_features)
     obs = {"is_module": isinstance(model, nn.Module), "model_type": type_name(model), **_params(model)}
-    return {**obs, "run": _hidden_run(model, pool, xpool)}
+    return {**obs, "run": hidden_run(model, pool, xpool)}
 
 
 def tinynet_forward(mod, sizes, state, xs):
@@ -79,12 +79,16 @@ def _returned(losses: Any) -> dict[str, Any]:
 class _Watch:
     """A forward hook on the grader's TinyNet: counts the calls, keeps the first call's logits and the
     cross-entropy of every call on weights other than the previous recorded call's (so a pass repeated
-    on unchanged weights counts once, and weights that never change give a single loss)."""
+    on unchanged weights counts once, and weights that never change give a single loss), and the
+    logits of the first LOGITS such passes (what the loop's returned losses are judged against)."""
+
+    LOGITS = 20
 
     def __init__(self, y: torch.Tensor, width: int):
         self.y, self.width = y, width
         self.calls = 0
         self.losses: list[float] = []
+        self.logits: list[Any] = []
         self.first: Any = None
         self._last: Any = None
 
@@ -100,9 +104,12 @@ class _Watch:
             if self.first is None:
                 self.first = tensor(out.detach())
             self.losses.append(float(nn.functional.cross_entropy(out.detach(), self.y).item()))
+            if len(self.logits) < self.LOGITS:
+                self.logits.append(out.detach().numpy().copy())
 
     def report(self) -> dict[str, Any]:
-        return {"hook_calls": self.calls, "hook_losses": self.losses, "first_logits": self.first}
+        return {"hook_calls": self.calls, "hook_losses": self.losses, "first_logits": self.first,
+                "hook_logits": self.logits}
 
 
 class _GradWatch:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.graders import fail, points
+from autograder.graders import fail, judge_layers, points, pools
 
-from ..challenges import fixedmlp_layers, judge_layers, pools, twohead_layers
+from ..challenges import fixedmlp_layers, twohead_layers
 from ..support import call, raised_name
 
 DOUBLE_HINT = {"dtype": "containers.double_error", "Double": "containers.double_error"}

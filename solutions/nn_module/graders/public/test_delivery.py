@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.graders import fail, fmt_shape, points, require_array
+from autograder.graders import fail, fmt_shape, judge_layers, points, pools, read_back, require_array
 
-from ..challenges import judge_layers, once_per_task, pools, read_back
+from ..challenges import once_per_task
 from ..support import call
 from .test_tinynet import in_role_order
 

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.graders import close, describe, fail, fmt_shape, points, require_array
+from autograder.graders import (
+    RaisesCase,
+    close,
+    describe,
+    fail,
+    fmt_shape,
+    judge_refusals,
+    points,
+    require_array,
+)
 
 from ..challenges import once_per_task
-from ..support import call, fail_if_not_implemented, raised_name, require_raised, rng
+from ..support import call, caller, fail_if_not_implemented, raised_name, rng
 
 ARRAY = ("ndarray",)
 
@@ -41,14 +50,10 @@ def test_value_error(worker, params, challenge):
     Also for values of p only the grader knows, bad and good ones in an order only it knows."""
     dp = params.dropout
     ps = list(dp.bad_p) + list(dp.valid_p) + hidden_ps(challenge)
+    cases = [RaisesCase(p, not 0 <= p <= 1, f"Dropout({p}, rng)") for p in ps]
     obs = call(worker, "dropout_construct", "Dropout(p, rng)", ps=ps)
-    for p, raised in zip(ps, obs, strict=True):
-        what = f"Dropout({p}, rng)"
-        fail_if_not_implemented(raised, what)
-        if not 0 <= p <= 1:
-            require_raised(raised, "ValueError", what, "dropout.no_value_error", call=what)
-        elif raised is not None:
-            fail("dropout.valid_p_raised", call=what, raised=raised_name(raised))
+    judge_refusals(cases, obs, "ValueError", refuse_key="dropout.no_value_error",
+                   accept_key="dropout.valid_p_raised", caller=caller)
 
 
 def hidden_ps(challenge, n: int = 16) -> list[float]:

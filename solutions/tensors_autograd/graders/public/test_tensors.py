@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.graders import call, close, describe, fail, fmt_shape, points, require_array
+from autograder.graders import call, describe, fail, fmt_shape, judge_equal, points, require_array
 
 from ..support import rng
 
@@ -54,10 +54,8 @@ def check_row_dots(worker, a: np.ndarray, b: np.ndarray, tol: float) -> None:
         shape = tuple(obs["shape"])
         key = "tensors.row_dots_matrix" if shape == (n, n) else "tensors.row_dots_shape"
         fail(key, call=what, got_shape=fmt_shape(shape), want_shape=fmt_shape((n,)))
-    got = require_array(obs, what, (n,), dtype=a.dtype.name)
     want = np.einsum("nd,nd->n", a.astype(np.float64), b.astype(np.float64))
-    if not close(got, want, tol):
-        fail("tensors.row_dots_values", call=what, error=describe(got, want))
+    judge_equal(obs, what, want, dtype=a.dtype.name, tol=tol, keys={"values": "tensors.row_dots_values"})
 
 
 @points(3)
