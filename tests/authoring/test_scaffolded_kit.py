@@ -155,5 +155,5 @@ def english_only_with_an_import(root: Path) -> None:
     text = catalogue.read_text(encoding="utf-8")
     start = text.index('id = "beta-')
     tail = text[start:].replace('["    return 2.0 * x\\n", ', '["    return float(alpha(x))\\n", ')
-    assert tail.count("float(alpha(x))") == 3, tail
+    assert tail.count("float(alpha(x))") == tail.count('id = "beta-') > 0, tail  # every beta entry's edit
     catalogue.write_text(text[:start] + tail, encoding="utf-8")
