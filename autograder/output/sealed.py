@@ -78,7 +78,7 @@ def record(out: Path, paths: Iterable[Path], key: bytes, *, replace_under: str =
     """Put `paths` (files in OUT) in its list with their hashes now; a path that no longer exists
     leaves it. `replace_under` (a folder of OUT): its entries not among `paths` leave it too."""
     out = out.resolve()
-    named = [(p if p.is_absolute() else out / p).resolve() for p in paths]
+    named = [_in_out(out, p) for p in paths]
     with _locked(out):
         files, _why = read_list(out, key)
         files = dict(files or {})  # a list that does not hold is never signed again: started afresh
@@ -94,6 +94,15 @@ def record(out: Path, paths: Iterable[Path], key: bytes, *, replace_under: str =
         data = {"format": 1, "key_id": signing.key_id(key), "signature": signing.sign(key, _text(files)),
                 "files": dict(sorted(files.items()))}
         atomic.write_text(out / LIST_FILE, json.dumps(data, indent=0, ensure_ascii=False) + "\n")
+
+
+def _in_out(out: Path, path: Path) -> Path:
+    """`path` as an absolute path in OUT (resolved): a relative one is taken as the writer gave it,
+    from the working folder (`--out graded` gives graded/ada/results.json), else from OUT."""
+    if path.is_absolute():
+        return path.resolve()
+    here = path.resolve()
+    return here if here.is_relative_to(out) else (out / path).resolve()
 
 
 def exists(out: Path) -> bool:

@@ -66,6 +66,17 @@ def test_a_batch_lists_every_file_it_wrote_and_verifies(kit, klass, tmp_path):
     assert report.ok and report.files == len(listed), report.lines()
 
 
+def test_an_out_named_relative_to_the_working_folder_lists_every_file(kit, klass, tmp_path, monkeypatch):
+    """`grade ... --out graded` (the README's command): the writers' paths are relative to the working
+    folder, not to OUT, and each must still be listed."""
+    monkeypatch.chdir(tmp_path)
+    _grade(kit, klass, Path("graded"))
+    listed, why = sealed.read_list(tmp_path / "graded", load_key())
+    assert why == "" and listed is not None and "ada/results.json" in listed and "grades.csv" in listed
+    assert set(listed) == sealed.files_on_disk(tmp_path / "graded")
+    assert verify_out(Path("graded"), load_key()).ok
+
+
 def test_the_list_edited_or_under_another_key_fails_verify(kit, klass, tmp_path):
     out = tmp_path / "out"
     _grade(kit, klass, out)
