@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "service"))  # the service's helpers: served.py, browser.py
@@ -49,11 +50,12 @@ if not settings.configured:
 from conftest import sandbox_works  # noqa: E402  tests/conftest.py
 from served import Served, serving  # noqa: E402
 
+from autograder.cli import main  # noqa: E402
 from autograder.config import ExamConfig, Kit  # noqa: E402
 from autograder.platforms.lti.keys import generate_key_pair  # noqa: E402
 from autograder.service.settings import Clock, Limits, ServiceSettings, load_launch  # noqa: E402
 
-from .edx_platform import EdxPlatform, serving_edx  # noqa: E402
+from .edx_platform import EdxPlatform, serving_edx, studio_settings  # noqa: E402
 
 TOOL_KID = "autograder-openedx-1"
 EXAM = "openedx_exam"  # nn_module as an exam whose window is open now (the service's clock moves it)
@@ -95,5 +97,7 @@ def service(kit: Kit, edx: EdxPlatform, tmp_path_factory: pytest.TempPathFactory
                                sandbox=sandbox_works(kit), limits=Limits(uploads_per_minute=50),
                                clock=Clock())
     with serving(settings) as served:
-        edx.tool = served.url
+        printed = CliRunner().invoke(main, ["lti", "config", "--url", served.url, "--lms", "openedx"])
+        assert printed.exit_code == 0, printed.output
+        edx.tool, edx.studio = served.url, studio_settings(printed.stdout)  # what the admin enters in Studio
         yield served

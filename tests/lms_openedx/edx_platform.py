@@ -26,6 +26,7 @@ edX's HTML pages, and the order of calls of edX's launch gate (`launch_request`)
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections.abc import Iterator
@@ -100,7 +101,8 @@ class Received:
 @dataclass
 class EdxPlatform:
     """One LTI configuration of an Open edX block (what edX keeps in its LtiConfiguration row), the scores
-    and content items it took, and its keys. `tool` is the tool's base URL once it is served."""
+    and content items it took, and its keys. `studio`: the LTI component's settings the admin entered in
+    Studio (what `autograder lti config --lms openedx` printed), once the tool is served at `tool`."""
 
     base: str  # edX's LTI API base: the issuer and every endpoint's host
     private_key: str
@@ -111,7 +113,7 @@ class EdxPlatform:
     location: str = "block-v1:PyTorchX+PT101+2026+type@lti_consumer+block@nn_module"
     lineitem_id: str = "1"
     tool: str = ""
-    nrps: bool = True
+    studio: dict[str, str] = field(default_factory=dict)
     scores: dict[str, list[Received]] = field(default_factory=dict)
     score_refusals: list[tuple[int, Any]] = field(default_factory=list)
     token_answers: list[dict[str, Any]] = field(default_factory=list)
@@ -149,19 +151,28 @@ class EdxPlatform:
 
     def consumer(self, *, private_key: str | None = None, client_id: str | None = None,
                  deployment_id: str | None = None) -> LtiAdvantageConsumer:
-        """edX's consumer for this configuration, as models.py builds it (the keyword arguments: another
-        platform's key, client or deployment, for the launches the tool must refuse)."""
-        launch, deep_link = f"{self.tool}/lti/launch", f"{self.tool}/lti/deep-link"
+        """edX's consumer for this configuration, as models.py builds it from the block's Studio settings
+        (the keyword arguments: another platform's key, client or deployment, for launches to refuse)."""
+        studio = self.studio
+        launch = studio.get("Launch URL", "")
+        deep_link = studio.get("Deep Linking Launch URL", "") if on(studio, "Deep linking") else ""
+        listed = studio.get("Registered Redirect URIs")
         consumer = LtiAdvantageConsumer(
-            iss=self.base, lti_oidc_url=f"{self.tool}/lti/login", lti_launch_url=launch,
+            iss=self.base, lti_oidc_url=studio.get("Tool Initiate Login URL (OIDC)", ""),
+            lti_launch_url=launch,
             client_id=client_id or self.client_id, deployment_id=deployment_id or self.deployment_id,
             rsa_key=private_key or self.private_key, rsa_key_id=self.key_id,
-            redirect_uris=choose_lti_1p3_redirect_uris(None, launch, deep_link),
-            tool_key=None, tool_keyset_url=f"{self.tool}/lti/jwks")
-        consumer.enable_ags(lineitems_url=self.lineitems_url, lineitem_url=self.lineitem_url,
-                            allow_programmatic_grade_interaction=False)  # edX's default: declarative
-        consumer.enable_deep_linking(deep_link, self.deep_link_return_url)
-        if self.nrps:
+            redirect_uris=choose_lti_1p3_redirect_uris(json.loads(listed) if listed else None, launch,
+                                                       deep_link),
+            tool_key=None, tool_keyset_url=studio.get("Tool Keyset URL", ""))
+        mode = studio.get("Assignment and Grades", "Declarative").split()[0].lower()
+        if mode != "disabled":
+            consumer.enable_ags(lineitems_url=self.lineitems_url,
+                                lineitem_url=self.lineitem_url if mode == "declarative" else None,
+                                allow_programmatic_grade_interaction=mode == "programmatic")
+        if deep_link:
+            consumer.enable_deep_linking(deep_link, self.deep_link_return_url)
+        if on(studio, "Names & Roles (NRPS)"):
             consumer.enable_nrps(self.memberships_url)
         return consumer
 
@@ -180,6 +191,24 @@ class EdxPlatform:
     def scores_of(self, person: Person) -> list[Received]:
         with self.lock:
             return list(self.scores.get(person.external_id, []))
+
+
+def on(studio: dict[str, str], label: str) -> bool:
+    """A Studio boolean setting as entered (`True`, perhaps followed by a note)."""
+    return studio.get(label, "").split(" ")[0] == "True"
+
+
+def studio_settings(printed: str) -> dict[str, str]:
+    """`autograder lti config --lms openedx`'s lines (`Label: value`) as the settings the admin enters;
+    a value's note in parentheses is the admin's to read, not to type."""
+    settings = {}
+    for line in printed.splitlines():
+        label, _, value = line.partition(": ")
+        if value.startswith("["):  # a JSON list, perhaps followed by a note
+            settings[label] = value[: value.index("]") + 1]
+        elif value:
+            settings[label] = value.split(" (", 1)[0]
+    return settings
 
 
 class Refused(Exception):
