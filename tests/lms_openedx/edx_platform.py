@@ -95,7 +95,7 @@ class Received:
 
     user_id: str
     data: dict[str, Any]
-    score: LtiAgsScore
+    score: LtiAgsScore = field(repr=False)  # its repr asks for the line item, which is never saved
 
 
 @dataclass
