@@ -7,11 +7,12 @@ setup:
 sample: setup
 	.venv/bin/autograder grade examples/class --out graded
 
-# The tests also need Chromium (the browser test of the HTML reports). The docs site is built strictly
+# The tests also need Chromium (the browser test of the HTML reports) and Open edX's LTI platform code
+# (tests/lms_openedx/requirements.txt: a test dependency, never the kit's). The docs site is built strictly
 # (a broken link, a page left out of the nav, a reference that no longer matches the code fail it)
 # into build/site/, which git ignores.
 test:
-	@AUTOGRADER_BROWSER=1 scripts/setup
+	@AUTOGRADER_BROWSER=1 AUTOGRADER_LMS_OPENEDX=1 scripts/setup
 	.venv/bin/ruff check .
 	.venv/bin/mypy autograder
 	.venv/bin/lint-imports

@@ -161,13 +161,20 @@ def show_jwk(private_key: Path, kid: str | None) -> None:
 @lti.command("config")
 @click.option("--url", "base_url", required=True,
               help="The tool's public base URL, e.g. https://grader.example.edu (where `serve` is reached).")
-@click.option("--lms", type=click.Choice(["canvas", "moodle", "all"]), default="all", show_default=True,
-              help="canvas: the developer key's JSON alone (to paste); moodle: the tool form's fields.")
+@click.option("--lms", type=click.Choice(["canvas", "moodle", "openedx", "all"]), default="all",
+              show_default=True,
+              help="canvas: the developer key's JSON alone (to paste); moodle: the tool form's fields; "
+                   "openedx: the LTI component's settings in Studio.")
 @click.option("--title", default="torch-autograder", show_default=True, help="The tool's name in the LMS.")
 @friendly
 def show_config(base_url: str, lms: str, title: str) -> None:
     """Print what the LMS admin registers: login, launch, deep-linking URL and message type, keys."""
-    from autograder.platforms.lti.registration import canvas_config, canvas_redirect_uris, moodle_fields
+    from autograder.platforms.lti.registration import (
+        canvas_config,
+        canvas_redirect_uris,
+        moodle_fields,
+        openedx_fields,
+    )
 
     canvas = json.dumps(canvas_config(base_url, title), indent=2)
     redirects = canvas_redirect_uris(base_url)
@@ -176,6 +183,9 @@ def show_config(base_url: str, lms: str, title: str) -> None:
         click.echo(f"Redirect URIs (a field of the developer key's form): {' '.join(redirects)}", err=True)
         return
     lines = []
+    if lms == "openedx":
+        click.echo("\n".join(f"{label}: {value}" for label, value in openedx_fields(base_url, title)))
+        return
     if lms == "all":
         lines += ["# Canvas: Admin > Developer Keys > + LTI Key > Method: Paste JSON", canvas,
                   "# Canvas: Redirect URIs (one a line)", *redirects, "",
@@ -184,4 +194,7 @@ def show_config(base_url: str, lms: str, title: str) -> None:
     for label, value in moodle_fields(base_url, title):
         lines.append(f"{label}: {value}" if "\n" not in value else
                      f"{label}:\n  " + value.replace("\n", "\n  "))
+    if lms == "all":
+        lines += ["", "# Open edX: Studio > the unit > Add: Advanced > LTI Consumer > Edit (LTI 1.3)",
+                  *(f"{label}: {value}" for label, value in openedx_fields(base_url, title))]
     click.echo("\n".join(lines))

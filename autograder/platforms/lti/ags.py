@@ -145,14 +145,18 @@ class AgsClient:
 
     # requests
     def _send(self, method: str, url: str, *, auth: bool = True, **kwargs: Any) -> requests.Response:
-        """One logical request: retried on 429/5xx/connection errors, a fresh token once on 401."""
+        """One logical request: retried on 429/5xx/connection errors, a fresh token once on 401, or on
+        403 to a token held from before: Open edX answers 403 to a bearer token it cannot verify
+        (expired by its clock, or signed by a key it has since replaced), where RFC 6750 §3.1 says 401."""
         policy = self.retry
         refreshed = False
         attempt = 0
         headers = dict(kwargs.pop("headers", {}))
         while True:
             attempt += 1
+            held = False  # the token sent is one cached by an earlier request
             if auth:
+                held = self._token is not None and self.clock() < self._token_expires
                 headers["Authorization"] = f"Bearer {self.access_token()}"
             try:
                 response = self.session.request(
@@ -167,7 +171,7 @@ class AgsClient:
                 self.sleep(policy.delay(attempt))
                 continue
             status = response.status_code
-            if status == 401 and auth:
+            if auth and (status == 401 or (status == 403 and held and not refreshed)):
                 if refreshed:
                     raise AuthRejected(f"{method} {url} refused a fresh token: {platform_message(response)}")
                 refreshed = True

@@ -4,11 +4,15 @@ Canvas takes a developer key's JSON ("Paste JSON"): the login, the launch, the p
 AGS and NRPS scopes, and placements whose message type is LtiDeepLinkingRequest (the assignment's
 "external tool" picker and the modules' "add item"); its Redirect URIs are a field of the form.
 Moodle takes the fields of "configure a tool manually": its Content Selection URL is where its
-"Select content" sends the LtiDeepLinkingRequest. Both URLs are answered by the same checks.
+"Select content" sends the LtiDeepLinkingRequest. Open edX takes the LTI component's settings in
+Studio (lti-consumer-xblock, LTI 1.3 on the block): the same URLs, its Registered Redirect URIs as a
+JSON list, deep linking on, AGS in its declarative mode (the launch names the block's line item, which
+the tool posts to). Both URLs are answered by the same checks.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from autograder.platforms.lti.config import LINEITEM_SCOPE, NRPS_SCOPE, SCORE_SCOPE, check_url
@@ -16,7 +20,7 @@ from autograder.platforms.lti.deep_linking import DEEP_LINKING_REQUEST
 
 RESULT_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
 CANVAS_DEEP_LINKING_PLACEMENTS = ("assignment_selection", "link_selection")
-LMS_NAMES = ("canvas", "moodle")
+LMS_NAMES = ("canvas", "moodle", "openedx")
 
 
 def tool_urls(base_url: str) -> dict[str, str]:
@@ -73,4 +77,30 @@ def moodle_fields(base_url: str, title: str) -> list[tuple[str, str]]:
         ("Share launcher's name with tool", "Always"),
         ("Share launcher's email with tool", "Always"),
         ("Accept grades from the tool", "Always"),
+    ]
+
+
+def openedx_fields(base_url: str, title: str) -> list[tuple[str, str]]:
+    """Open edX Studio's LTI component (LTI 1.3, its settings on the block: Configuration Type "New"),
+    field by field, its labels as Studio shows them; list values in the JSON its list fields take."""
+    urls = tool_urls(base_url)
+    return [
+        ("Display Name", title),
+        ("LTI Version", "LTI 1.3"),
+        ("Configuration Type", "New"),
+        ("Launch URL", urls["launch"]),
+        ("Tool Initiate Login URL (OIDC)", urls["login"]),
+        ("Registered Redirect URIs", json.dumps([urls["launch"], urls["deep_link"]])),
+        ("Tool Public Key Mode", "Keyset URL"),
+        ("Tool Keyset URL", urls["jwks"]),
+        ("Deep linking", f"True (Open edX sends {DEEP_LINKING_REQUEST})"),
+        ("Deep Linking Launch URL", urls["deep_link"]),
+        ("Assignment and Grades", "Declarative (the launch names the block's line item: scores go there)"),
+        ("Names & Roles (NRPS)", "True"),
+        ("Custom Parameters", json.dumps(["assignment=nn_module"]) + " (optional: deep linking sets it)"),
+        ("This activity is graded", "True"),
+        ("Accept grades after due date", "True (an exam's score is sent once released, after its deadline)"),
+        ("Share Username", "True"),
+        ("Share Full name", "True"),
+        ("Share Email", "True"),
     ]
