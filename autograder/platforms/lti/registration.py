@@ -97,7 +97,8 @@ def openedx_fields(base_url: str, title: str) -> list[tuple[str, str]]:
         ("Deep Linking Launch URL", urls["deep_link"]),
         ("Assignment and Grades", "Declarative (the launch names the block's line item: scores go there)"),
         ("Names & Roles (NRPS)", "True"),
-        ("Custom Parameters", json.dumps(["assignment=nn_module"]) + " (optional: deep linking sets it)"),
+        ("Custom Parameters", json.dumps(["assignment=<id>"])
+         + " (<id>: a folder of the course's solutions/; optional: deep linking sets it)"),
         ("This activity is graded", "True"),
         ("Accept grades after due date", "True (an exam's score is sent once released, after its deadline)"),
         ("Share Username", "True"),
