@@ -86,6 +86,7 @@ class Step:
     rate: float
     traces: list[Trace] = field(default_factory=list)
     wall: float = 0.0
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds of each part over the step
 
     @property
     def latencies(self) -> list[float]:
@@ -179,12 +180,15 @@ def ledger_times(data: Path, rows: list[int]) -> dict[int, tuple[float, float, f
     db = sqlite3.connect(data / "gradebook.sqlite")
     try:
         found = {}
-        for row, received, graded, result in db.execute(
-                f"SELECT id, received_at, graded_at, result FROM received WHERE id IN ({','.join('?' * len(rows))})",
-                rows):
+        for row in rows:
+            query = "SELECT received_at, graded_at, result FROM received WHERE id = ?"
+            got = db.execute(query, (row,)).fetchone()
+            if got is None:
+                continue
+            received, graded, result = got
             if graded and result:
                 seconds = float(json.loads(result).get("execution_time", 0.0))
-                found[int(row)] = (datetime.fromisoformat(received).timestamp(),
+                found[row] = (datetime.fromisoformat(received).timestamp(),
                                    datetime.fromisoformat(graded).timestamp(), seconds)
         return found
     finally:
@@ -208,9 +212,78 @@ def where_time_goes(step: Step, data: Path) -> str:
         parts["feedback page"].append(t.done - t.seen)
     if not any(parts.values()):
         return "  (no graded submission to look at)"
+    if step.cpu:
+        graded = max(1, len(step.latencies))
+        total_cpu = sum(step.cpu.values())
+        cpu = "\n".join(f"  {name:42} {seconds / graded * 1000:7.1f} ms CPU a submission"
+                         f" ({seconds / max(total_cpu, 1e-9) * 100:4.1f}%)" for name, seconds in
+                         sorted(step.cpu.items(), key=lambda kv: -kv[1]))
+        cores = len(os.sched_getaffinity(0))
+        cpu = (f"  CPU over the step: {total_cpu:.1f} s in {step.wall:.1f} s of wall time "
+               f"({total_cpu / max(step.wall, 1e-9):.2f} of the machine's {cores} cores)\n" + cpu)
+    else:
+        cpu = ""
     total = sum(statistics.mean(v) for v in parts.values() if v)
     return "\n".join(f"  {name:32} mean {statistics.mean(v):6.3f} s, p95 {pct(v, 0.95):6.3f} s"
-                     f"  ({statistics.mean(v) / total * 100:4.1f}% of the mean)" for name, v in parts.items() if v)
+                     f"  ({statistics.mean(v) / total * 100:4.1f}% of the mean)"
+                     for name, v in parts.items() if v) + ("\n" + cpu if cpu else "")
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _processes() -> dict[int, tuple[int, float, str]]:
+    """pid -> (parent, CPU seconds of it and of its reaped children, command line) of every process."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after the command, which may hold spaces
+        seconds = sum(int(x) for x in fields[11:15]) / TICK  # utime, stime, cutime, cstime
+        found[int(entry)] = (int(fields[1]), seconds, command.replace("\0", " "))
+    return found
+
+
+def cpu_by_role(roots: dict[str, int]) -> dict[str, float]:
+    """CPU seconds so far of each spawned process's tree, split where it tells most: the service's web
+    server and its grading process, each node's own process and the grading below it (its pool and
+    sandboxes), the scheduler."""
+    table = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+
+    def tree(pid: int) -> float:
+        return table.get(pid, (0, 0.0, ""))[1] + sum(tree(c) for c in children.get(pid, []))
+
+    roles: dict[str, float] = {}
+    for name, root in roots.items():
+        if root not in table:
+            continue
+        if name == "serve":
+            for child in children.get(root, []):
+                role = "serve: web (gunicorn)" if children.get(child) else "serve: grading process (queue)"
+                roles[role] = roles.get(role, 0.0) + tree(child)
+            roles["serve: web (gunicorn)"] = roles.get("serve: web (gunicorn)", 0.0) + table[root][1]
+        elif name.startswith("node"):
+            stack = [root]
+            while stack:
+                pid = stack.pop()
+                if "bwrap" in table[pid][2] or "sandbox.inside.server" in table[pid][2]:
+                    role = "nodes: sandboxed workers (student code)"
+                    roles[role] = roles.get(role, 0.0) + tree(pid)
+                    continue
+                role = "nodes: Dask nanny, worker, pool server (judging)"
+                roles[role] = roles.get(role, 0.0) + table[pid][1]
+                stack += [c for c in children.get(pid, []) if c in table]
+        else:
+            roles[name] = roles.get(name, 0.0) + tree(root)
+    return roles
 
 
 def load() -> str:
@@ -221,11 +294,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=2)
     parser.add_argument("--workers", type=int, default=4, help="gunicorn web workers")
-    parser.add_argument("--start", type=float, default=0.5, help="the first step's uploads per second")
-    parser.add_argument("--step", type=float, default=1.25, help="each step's rate is the last one's times this")
+    parser.add_argument("--start", type=float, default=1.0, help="the first step's uploads per second")
+    parser.add_argument("--step", type=float, default=1.25, help="each rate: the last one's times this")
     parser.add_argument("--step-seconds", type=float, default=20.0)
     parser.add_argument("--p95", type=float, default=2.0, help="seconds from upload to feedback")
-    parser.add_argument("--max-steps", type=int, default=10)
+    parser.add_argument("--refine", type=int, default=2,
+                        help="steps between the last rate that passed and the first that failed")
+    parser.add_argument("--max-steps", type=int, default=12)
     parser.add_argument("--max-submissions", type=int, default=500)
     parser.add_argument("--max-minutes", type=float, default=15.0)
     parser.add_argument("--students", type=int, default=60)
@@ -254,11 +329,12 @@ def main() -> None:
         for folder in folders:
             shutil.copytree(folder, timed / f"{folder.name}-{n}")
     print(f"mix of {MIX} submissions; {args.nodes} nodes x 1 slot; {args.workers} web workers; "
-          f"{'sandboxed' if sandboxed else 'bare'}; {len(os.sched_getaffinity(0))} cores; load average {load()}; "
-          f"logs in {logs}", flush=True)
+          f"{'sandboxed' if sandboxed else 'bare'}; {len(os.sched_getaffinity(0))} cores; "
+          f"load average {load()}; logs in {logs}", flush=True)
     loads = [load()]
     rates = [batch_rate(kit, timed, tmp / "batch-before", args.nodes, sandboxed)]
-    print(f"batch rate before the server: {rates[0]:.2f} graded/s ({args.nodes} grading processes)", flush=True)
+    print(f"batch rate before the server: {rates[0]:.2f} graded/s ({args.nodes} grading processes)",
+          flush=True)
 
     kit_flag = ["--kit", str(ROOT)]
     port = free_port()
@@ -268,16 +344,19 @@ def main() -> None:
     data = tmp / "data"
     began = time.monotonic()
     try:
-        processes.spawn([str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                         "--no-dashboard"], "scheduler.log")
+        scheduler = [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                     "--no-dashboard"]
+        roots = {"scheduler": processes.spawn(scheduler, "scheduler.log").pid}
         for n in range(args.nodes):
-            processes.spawn([str(BIN / "autograder"), "worker", "--scheduler", address, "--jobs", "1", *kit_flag,
-                             "--name", f"node{n}", *flags], f"node{n}.log")
+            node = [str(BIN / "autograder"), "worker", "--scheduler", address, "--jobs", "1", *kit_flag,
+                    "--name", f"node{n}", *flags]
+            roots[f"node{n}"] = processes.spawn(node, f"node{n}.log").pid
         wait_nodes(address, args.nodes)
         server = processes.spawn([str(BIN / "autograder"), "serve", "--demo", "--port", "0", *kit_flag,
                                   "--uploads-per-minute", "10000", "--data", str(data), "--workers",
                                   str(args.workers), "--cluster", address, *flags], "serve.log")
         url = wait_serving(server, logs / "serve.log")
+        roots["serve"] = server.pid
         sessions = [launch(url, f"c{i:03d}") for i in range(args.students)]
         for i in range(2 * args.nodes):  # every node warm (its graders loaded) before the clock
             warm = Trace()
@@ -286,12 +365,22 @@ def main() -> None:
                 raise SystemExit(f"the warm-up failed: {warm.problem} (logs in {logs})")
         before = executed(address)
         rate, sent = args.start, 0
+        low: float | None = None  # the highest rate that passed, and the lowest that did not
+        high: float | None = None
+        refine = args.refine
         while len(steps) < args.max_steps:
+            if high is not None:  # between the two: the geometric middle, `--refine` times
+                if low is None or refine <= 0:
+                    break
+                rate, refine = (low * high) ** 0.5, refine - 1
             count = max(4, round(rate * args.step_seconds))
             if sent + count > args.max_submissions or time.monotonic() - began > args.max_minutes * 60:
                 print("(stopped at the bounds on submissions or time)")
                 break
+            cpu_before = cpu_by_role(roots)
             step = run_step(url, sessions, folders, rate, args.step_seconds, sent)
+            cpu_after = cpu_by_role(roots)
+            step.cpu = {k: cpu_after.get(k, 0.0) - cpu_before.get(k, 0.0) for k in cpu_after}
             sent += len(step.traces)
             steps.append(step)
             lat = step.latencies
@@ -301,17 +390,20 @@ def main() -> None:
                   f"{step.graded_per_second:.2f} graded/s; problems {len(step.problems)}; load {load()}",
                   flush=True)
             loads.append(load())
-            if not step.passed(args.p95):
-                break
-            rate *= args.step
+            if step.passed(args.p95):
+                low = rate
+                if high is None:
+                    rate *= args.step
+            else:
+                high = rate
         after = executed(address)
         per_node = {name: after.get(name, 0) - before.get(name, 0) for name in after}
     finally:
         processes.stop_all()
     rates.append(batch_rate(kit, timed, tmp / "batch-after", args.nodes, sandboxed))
     print(f"batch rate after the server: {rates[1]:.2f} graded/s")
-    passed = [s for s in steps if s.passed(args.p95)]
-    failed = [s for s in steps if not s.passed(args.p95)]
+    passed = sorted((s for s in steps if s.passed(args.p95)), key=lambda s: s.rate)
+    failed = sorted((s for s in steps if not s.passed(args.p95)), key=lambda s: s.rate)
     print()
     for problem in sorted({p for s in steps for p in s.problems})[:8]:
         print("problem:", problem)
@@ -329,10 +421,11 @@ def main() -> None:
           f"[{min(rates):.2f}, {max(rates):.2f}: before and after the ramp]")
     if passed:
         top = passed[-1]
-        print(f"capacity: {top.rate:.2f} uploads/s offered, {top.graded_per_second:.2f} graded/s achieved with "
+        got = top.graded_per_second
+        print(f"capacity: {top.rate:.2f} uploads/s offered, {got:.2f} graded/s achieved with "
               f"p95 {pct(top.latencies, 0.95):.2f} s <= {args.p95:g} s")
-        print(f"capacity / batch rate: {top.graded_per_second / reference:.2f} "
-              f"[{top.graded_per_second / max(rates):.2f}, {top.graded_per_second / min(rates):.2f}] (goal >= 0.90)")
+        print(f"capacity / batch rate: {got / reference:.2f} [{got / max(rates):.2f}, {got / min(rates):.2f}]"
+              " (goal >= 0.90)")
     else:
         print(f"capacity: below {args.start:.2f} uploads/s (the first step failed)")
     print(f"load average (1, 5, 15 min) at the start and after each step: {'; '.join(loads)}")
