@@ -37,7 +37,6 @@ import sys
 import tempfile
 import time
 import tomllib
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -151,13 +150,15 @@ def record(kit: Any, batch: Path, sandboxed: bool, plan: Path) -> dict[str, tupl
                 out.write(frame)
 
     results: dict[str, tuple[Any, ...]] = {}
-    grader_module.Grader.grade, SandboxSession.open, SandboxSession.call = grade, open_, call  # type: ignore[method-assign]
+    patched = (grade, open_, call)
+    grader_module.Grader.grade, SandboxSession.open, SandboxSession.call = patched  # type: ignore[method-assign]
     try:
         with GradingPool(kit, GradeOptions(sandbox=sandboxed), 1, ASSIGNMENT) as pool:
             grade_batch(kit, batch, plan / "out", pool=pool, regrade=True,
                         on_result=lambda r: results.__setitem__(r.student, exact(r)))
     finally:
-        grader_module.Grader.grade, SandboxSession.open, SandboxSession.call = real_grade, real_open, real_call  # type: ignore[method-assign]
+        real = (real_grade, real_open, real_call)
+        grader_module.Grader.grade, SandboxSession.open, SandboxSession.call = real  # type: ignore[method-assign]
         out.close()
     return results
 
@@ -224,7 +225,7 @@ def serve_floor(plan: Path, share: int, shares: int) -> None:
                 module = importlib.util.module_from_spec(spec)
                 sys.modules[module_name] = module
                 spec.loader.exec_module(module)
-            except BaseException:  # noqa: BLE001  an import that fails makes no calls
+            except BaseException:  # noqa: BLE001, S110  an import that fails makes no calls
                 pass
             for probe, seed, kwargs in calls:
                 seed_everything(seed)
@@ -251,8 +252,9 @@ class Floor:
 
     def __init__(self, plan: Path, shares: int):
         self.processes = [
-            subprocess.Popen([sys.executable, __file__, "--serve-floor", str(plan), "--share", f"{i}/{shares}"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            subprocess.Popen(
+                [sys.executable, __file__, "--serve-floor", str(plan), "--share", f"{i}/{shares}"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             for i in range(shares)
         ]
 
@@ -283,7 +285,8 @@ def free_uid_base(first: int = 62000, span: int = 200, choices: int = 20) -> int
     used = set()
     for status in Path("/proc").glob("[0-9]*/status"):
         with contextlib.suppress(OSError, ValueError, IndexError):
-            used |= {int(line.split()[1]) for line in status.read_text().splitlines() if line.startswith("Uid:")}
+            lines = status.read_text().splitlines()
+            used |= {int(line.split()[1]) for line in lines if line.startswith("Uid:")}
     for k in range(choices):
         if not any(first + k * span <= uid < first + (k + 1) * span for uid in used):
             return first + k * span
@@ -361,7 +364,7 @@ def main() -> None:
                                 print(f"  differs from the recording: {student}", file=sys.stderr)
                                 if os.environ.get("FLOOR_DEBUG"):
                                     a, b = expected.get(student), got.get(student)
-                                    for x, y in zip(a or (), b or ()):
+                                    for x, y in zip(a or (), b or (), strict=False):
                                         if x != y:
                                             print("   recorded:", repr(x)[:3000], "\n   now:", repr(y)[:3000],
                                                   file=sys.stderr)
@@ -375,8 +378,9 @@ def main() -> None:
                     else:
                         floor_times.append(floor.run())
                         engine_times.append(engine(index))
-                    print(f"repeat {index + 1}: engine {engine_times[-1]:.2f} s, floor {floor_times[-1]:.2f} s, "
-                          f"ratio {engine_times[-1] / floor_times[-1]:.2f}; load average {load()}", flush=True)
+                    a, b = engine_times[-1], floor_times[-1]
+                    print(f"repeat {index + 1}: engine {a:.2f} s, floor {b:.2f} s, ratio {a / b:.2f}; "
+                          f"load average {load()}", flush=True)
                     loads.append(load())
         finally:
             floor.close()
