@@ -13,6 +13,7 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 from typing import Any
 
 from autograder.sandbox import codec
@@ -146,6 +147,19 @@ class Child:
             return False
         self.status = (status, usage.ru_utime + usage.ru_stime)
         return True
+
+    def kill(self, deadline: float) -> None:
+        """SIGKILL the child (by its pidfd: never a recycled pid) and wait, until `deadline` at most,
+        for it to have exited; kill_all then ends and reaps whatever else the task started."""
+        if self.pidfd is None or self.status is not None:
+            return
+        try:
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        except OSError:
+            return
+        with selectors.DefaultSelector() as sel:  # a pidfd turns readable once its process has exited
+            sel.register(self.pidfd, selectors.EVENT_READ)
+            sel.select(timeout=max(deadline - time.monotonic(), 0.0))
 
     def close(self) -> None:
         self.readers.close()

@@ -93,7 +93,7 @@ class Relay:
                 if self._open(request):
                     continue
             elif op == "call" and self.child is not None:
-                if self._call(request, payload):
+                if self._call(request, line, payload):
                     continue
             elif op == "close":
                 output, dropped = self._take_output()
@@ -190,14 +190,15 @@ class Relay:
         self._reply_raw("opened", frame)
         return True
 
-    def _call(self, request: dict[str, Any], payload: bytes) -> bool:
+    def _call(self, request: dict[str, Any], line: bytes, payload: bytes) -> bool:
         child = self.child
         assert child is not None
         probe = str(request.get("probe", "?"))
-        call = {key: request.get(key) for key in ("probe", "kwargs", "seed", codec.BLOBS) if key in request}
+        # The grader's own line goes on as it came (it parsed as one JSON object), not encoded again:
+        # the child reads its probe, seed and kwargs, and the sizes of its raw part, from it.
         clock = TaskClock(child.pid).start()
         try:
-            sent = self._send_to_child(json.dumps(call).encode() + b"\n" + payload, clock)
+            sent = self._send_to_child(line.rstrip(b"\n") + b"\n" + payload, clock)
         finally:
             self.budget = max(self.budget - clock.charged(), 0.0)
         if sent is not True:
@@ -389,6 +390,8 @@ class Relay:
     def _finish(self) -> bool:
         """Kill everything the task started and wipe its files; True when nothing is left."""
         deadline = time.monotonic() + CLEANUP_SECONDS
+        if self.child is not None:
+            self.child.kill(deadline)  # its end is watched on its pidfd: no polling for the common case
         killed = kill_all(self.template.pid_namespace, deadline)
         if self.child is not None:
             self.child.close()
