@@ -106,6 +106,10 @@ def serve_calls(sock: socket.socket, runtime: Any, status: dict[str, Any]) -> No
     os._exit(0)
 
 
+MAX_LINE = 32 * 1024 * 1024  # bytes of one answer from student code before the task is stopped
+Frame = tuple[bytes, dict[str, Any], list[int], bytes]  # a message's line, parsed line, raw sizes, raw part
+
+
 class Child:
     """The relay's handle on the task's child: its pid, channel, output pipe and exit."""
 
@@ -146,6 +150,48 @@ class Child:
         if pid == 0:
             return False
         self.status = (status, usage.ru_utime + usage.ru_stime)
+        return True
+
+    def next_frame(self) -> Frame | str | None:
+        """The child's next whole message; None while it is incomplete; a reason when it is unusable."""
+        if self.header is None:
+            newline = self.buffer.find(b"\n", self.scanned)
+            if newline < 0:
+                self.scanned = len(self.buffer)
+                return "answer_too_large" if len(self.buffer) > MAX_LINE else None
+            line = bytes(self.buffer[:newline])
+            del self.buffer[: newline + 1]
+            self.scanned = 0
+            try:
+                header, size = codec.parse_header(line)
+            except ValueError:
+                return "protocol"
+            if type(header) is not dict:
+                return "protocol"
+            if size + len(line) > MAX_LINE:
+                return "answer_too_large"
+            self.header = (line, header, codec.blob_sizes(header))
+        line, header, sizes = self.header
+        size = sum(sizes)
+        if len(self.buffer) < size:
+            return None
+        payload = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        self.header = None
+        return line, header, sizes, payload
+
+    def read_answer(self) -> bool:
+        """Read what the child sent; False when nothing more is there now (or ever: sock_open)."""
+        try:
+            chunk = self.sock.recv(1 << 20)
+        except BlockingIOError:
+            return False
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.sock_open = False
+            return False
+        self.buffer += chunk
         return True
 
     def kill(self, deadline: float) -> None:

@@ -14,7 +14,7 @@ import time
 from typing import Any, BinaryIO, Protocol
 
 from autograder.sandbox import codec
-from autograder.sandbox.inside.child import Child, child_main, death_reason
+from autograder.sandbox.inside.child import MAX_LINE, Child, Frame, child_main, death_reason
 from autograder.sandbox.inside.cleanup import CLEANUP_SECONDS, PR_SET_CHILD_SUBREAPER, kill_all, prctl, wipe
 from autograder.sandbox.inside.clock import TaskClock
 from autograder.sandbox.inside.whereabouts import told_where
@@ -30,7 +30,6 @@ class Template(Protocol):
     sandboxed: bool
     pid_namespace: bool
 
-MAX_LINE = 32 * 1024 * 1024  # bytes of one answer from student code before the task is stopped
 MAX_NAME = 255
 WHERE_WAIT = 1.0  # seconds a task past its time has to say where it is, before it is killed
 # How a relay ended, as its exit code (the template acts on it).
@@ -38,7 +37,6 @@ RELAY_DONE = 0  # it answered its last request and left nothing behind
 RELAY_FAILED = 1  # it died before answering (killed by the task's own processes, or a bug)
 RELAY_QUIT = 3  # the grader has gone or asked the worker to stop
 RELAY_STUCK = 4  # it answered, but could not kill or wipe everything
-Frame = tuple[bytes, dict[str, Any], list[int], bytes]  # a message's line, parsed line, raw sizes, raw part
 
 
 def send(out: Any, message: dict[str, Any], prefix: bytes = b"") -> None:
@@ -250,7 +248,7 @@ class Relay:
         clock = TaskClock(child.pid).start()
         try:
             while True:
-                frame = self._next_frame()
+                frame = child.next_frame()
                 if isinstance(frame, str):
                     self._lost(frame, probe)
                     return None
@@ -266,16 +264,16 @@ class Relay:
                         if not self._drain_output():
                             sel.unregister(child.output_fd)
                     elif key.data == "answer":
-                        self._read_answer()
+                        child.read_answer()
                         if not child.sock_open:
                             sel.unregister(child.sock)
                     else:
                         exited = True
                 if exited or (child.pidfd is None and child.reap()):
                     # What it wrote before it ended still counts; then it is gone.
-                    while child.sock_open and len(child.buffer) <= MAX_LINE and self._read_answer():
+                    while child.sock_open and len(child.buffer) <= MAX_LINE and child.read_answer():
                         pass
-                    frame = self._next_frame()
+                    frame = child.next_frame()
                     if isinstance(frame, str):
                         self._lost(frame, probe)
                         return None
@@ -286,52 +284,6 @@ class Relay:
                     return None
         finally:
             self.budget = max(self.budget - clock.charged(), 0.0)
-
-    def _next_frame(self) -> Frame | str | None:
-        """The child's next whole message; None while it is incomplete; a reason when it is unusable."""
-        child = self.child
-        assert child is not None
-        if child.header is None:
-            newline = child.buffer.find(b"\n", child.scanned)
-            if newline < 0:
-                child.scanned = len(child.buffer)
-                return "answer_too_large" if len(child.buffer) > MAX_LINE else None
-            line = bytes(child.buffer[:newline])
-            del child.buffer[: newline + 1]
-            child.scanned = 0
-            try:
-                header, size = codec.parse_header(line)
-            except ValueError:
-                return "protocol"
-            if type(header) is not dict:
-                return "protocol"
-            if size + len(line) > MAX_LINE:
-                return "answer_too_large"
-            child.header = (line, header, codec.blob_sizes(header))
-        line, header, sizes = child.header
-        size = sum(sizes)
-        if len(child.buffer) < size:
-            return None
-        payload = bytes(child.buffer[:size])
-        del child.buffer[:size]
-        child.header = None
-        return line, header, sizes, payload
-
-    def _read_answer(self) -> bool:
-        """Read what the child sent; False when nothing more is there now (or ever: sock_open)."""
-        child = self.child
-        assert child is not None
-        try:
-            chunk = child.sock.recv(1 << 20)
-        except BlockingIOError:
-            return False
-        except OSError:
-            chunk = b""
-        if not chunk:
-            child.sock_open = False
-            return False
-        child.buffer += chunk
-        return True
 
     def _drain_output(self) -> bool:
         """Keep the first output_kb of the child's stdout/stderr; False once the pipe is closed."""
