@@ -11,10 +11,15 @@ sample: setup
 # (tests/lms_openedx/requirements.txt: a test dependency, never the kit's). The docs site is built strictly
 # (a broken link, a page left out of the nav, a reference that no longer matches the code fail it)
 # into build/site/, which git ignores.
+# The suite runs in parallel processes (pytest-xdist), a test file per process at a time: a file's
+# module fixtures (a served tool, a warm pool) start once. Each process has its own temp folders, and
+# tests listen on ports the OS picks, so nothing is shared but the machine.
+TEST_PROCESSES ?= 3
+
 test:
 	@AUTOGRADER_BROWSER=1 AUTOGRADER_LMS_OPENEDX=1 scripts/setup
 	.venv/bin/ruff check .
 	.venv/bin/mypy autograder
 	.venv/bin/lint-imports
 	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir build/site
-	.venv/bin/python -m pytest -q
+	.venv/bin/python -m pytest -q -n $(TEST_PROCESSES) --dist loadfile

@@ -22,6 +22,8 @@ from autograder.ledger.signing import KEY_ENV, load_key
 from autograder.sandbox.launch import check_available
 
 ROOT = Path(__file__).resolve().parents[1]
+# The LTI fixtures of the service's and the platforms' tests (tool_key, platform, service, lms), once.
+pytest_plugins = ["lti_fixtures"]
 # The tests' own signing key: never the instructor's ~/.config one, made on first use like it.
 os.environ.setdefault(KEY_ENV, str(Path(tempfile.mkdtemp(prefix="autograder-tests-")) / "signing.key"))
 load_key()  # made now: a test that only verifies (an export) finds it, whatever ran before it

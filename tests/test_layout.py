@@ -114,3 +114,20 @@ def test_one_version_source():
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "autograder.__version__"}
     assert metadata.version("torch-autograder") == autograder.__version__
+
+
+def test_the_grading_side_parses_python_one_thread_at_a_time():
+    """autograder.pysource.parse_python, never ast.parse, where a grading or service process parses:
+    Python 3.11.7's AST converter is not thread-safe (gh-106905). Exempt: pysource itself, the
+    sandbox's inside (a process of one thread) and authoring (the instructor's one-thread commands)."""
+    exempt = (PACKAGE / "pysource.py", PACKAGE / "sandbox" / "inside", PACKAGE / "authoring")
+    direct = []
+    for path in _modules():
+        if any(path == e or e in path.parents for e in exempt):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            func = node.func if isinstance(node, ast.Call) else None
+            if (isinstance(func, ast.Attribute) and func.attr == "parse"
+                    and isinstance(func.value, ast.Name) and func.value.id == "ast"):
+                direct.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert direct == [], f"use autograder.pysource.parse_python: {direct}"

@@ -17,7 +17,9 @@ from autograder.config import Kit, find_kit_root, load_kit
 from autograder.errors import AutograderError
 
 F = TypeVar("F", bound=Callable[..., Any])
-err = Console(stderr=True)
+# Messages are not wrapped by rich: a path or a command in them stays whole, to copy (a terminal wraps
+# long lines itself; a CI log or a pipe keeps them as one line).
+err = Console(stderr=True, soft_wrap=True)
 DISK_FULL_EXIT = 5
 
 

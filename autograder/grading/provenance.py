@@ -21,6 +21,7 @@ from typing import Any
 
 from autograder import __version__
 from autograder.config import Assignment, Kit
+from autograder.pysource import parse_python
 from autograder.submissions.files import Collected
 
 LIBRARIES = ("torch", "numpy", "hypothesis")
@@ -63,7 +64,7 @@ def _kit_imports(path: Path) -> set[str]:
     """Every `autograder...` name `path` imports, anywhere in it (lazy imports in functions too);
     `from autograder.a import b` names both `autograder.a` and `autograder.a.b` (b may be a module)."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+    for node in ast.walk(parse_python(path.read_bytes(), str(path))):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names if a.name.split(".")[0] == "autograder")
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \

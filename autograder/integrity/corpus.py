@@ -3,7 +3,6 @@ the boilerplate nobody's evidence is made of (the stub, the given files, the cod
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Mapping
@@ -13,6 +12,7 @@ from autograder.authoring.markers import strip_solutions
 from autograder.config import Assignment
 from autograder.errors import AutograderError
 from autograder.integrity.similarity import CLASS, Document, Source
+from autograder.pysource import parse_python
 from autograder.submissions.collect import collect
 from autograder.submissions.files import Collected
 from autograder.submissions.students import student_name
@@ -126,7 +126,7 @@ def dictated_code(source: str) -> list[str]:
     spans = []
     for span in _CODE_SPAN.findall(source):
         try:
-            ast.parse(span)
+            parse_python(span)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         spans.append(imports + span)

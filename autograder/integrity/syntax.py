@@ -19,6 +19,7 @@ from typing import Any
 
 from autograder.integrity.prints import Print, combine, label_hash
 from autograder.integrity.tokens import BUILTINS, imported_names
+from autograder.pysource import parse_python
 
 _SKIPPED_FIELDS = {"ctx", "type_comment", "annotation", "returns", "kind", "type_params", "is_async"}
 _BODIES = {"body", "orelse", "finalbody", "handlers"}
@@ -391,7 +392,7 @@ def syntax_prints(text: str, min_size: int = 4, boiler: frozenset[int] = frozens
     is hashed without its statements in `boiler`, so a function whose own lines are all the stub's
     hashes as the stub's function does."""
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
         canon = _Canon(imported_names(text), min_size, boiler, tree)
         canon.visit(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

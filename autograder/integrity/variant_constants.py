@@ -22,6 +22,7 @@ from typing import Any
 from autograder.config import Assignment
 from autograder.exam.variants import Variant, VariantSpace, show
 from autograder.integrity.similarity import CLASS, Document
+from autograder.pysource import parse_python
 
 MIN_EVIDENCE = 2
 EVERYDAY = frozenset({("n", -1.0), ("n", 0.0), ("n", 1.0), ("n", 2.0), ("n", 0.5)})
@@ -50,7 +51,7 @@ class ConstantsFinding:
 def code_constants(text: str) -> dict[Mark, list[int]] | None:
     """The constants of a file's code (docstrings and bare strings aside) -> their lines."""
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     bare = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from autograder.errors import SandboxUnavailable
 from autograder.sandbox.seccomp import seccomp_filter
+from autograder.sandbox.uid_lease import leased_uid
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the autograder package
 TMPFS_BYTES = 256 * 1024 * 1024
@@ -113,12 +114,13 @@ def _bind_args(path: Path) -> list[str]:
 
 
 def bwrap_launch(slot: int, uid_base: int) -> Launch:
-    """A worker in fresh mount, PID, network, IPC and UTS namespaces, as uid `uid_base + slot`."""
+    """A worker in fresh mount, PID, network, IPC and UTS namespaces, as uid `uid_base + slot` (or
+    the free one uid_lease gives when another grading process holds it)."""
     bwrap = shutil.which("bwrap")
     setpriv = shutil.which("setpriv")
     if bwrap is None or setpriv is None:
         raise SandboxUnavailable(f"bubblewrap (bwrap) or setpriv not found: {FIX}")
-    uid = uid_base + slot
+    uid = leased_uid(uid_base + slot)
     argv = [
         bwrap,
         "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -176,6 +178,6 @@ def check_available(uid_base: int) -> None:
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip()[:300]
         raise SandboxUnavailable(f"the sandbox could not start ({detail}): {FIX}")
-    want = str(uid_base) if os.geteuid() == 0 else "65534"
+    want = str(leased_uid(uid_base)) if os.geteuid() == 0 else "65534"
     if done.stdout.decode("utf-8", "replace").strip() != want:
         raise SandboxUnavailable(f"the sandbox did not switch to uid {want}: {FIX}")

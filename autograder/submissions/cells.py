@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.pysource import parse_python
 from autograder.submissions.files import shown
 
 # Modules a graded notebook may import without a guard: the standard library and what workers have.
@@ -72,7 +73,7 @@ def neutralise_magics(source: str) -> tuple[str, str, bool]:
         body, _, _ = neutralise_magics(rest)
         return f"{SKIPPED}{first.rstrip()}\n{body}", target, True
     try:
-        ast.parse(source)
+        parse_python(source)
         return source, "", True
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         pass
@@ -201,7 +202,7 @@ def module_code(cell: Cell, imported: set[str], local: set[str], given: dict[str
     if not is_python:
         return Piece(cell, "")
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         # kept as written: the grader reports the error for the file
         found = re.findall(r"^(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)", text, re.MULTILINE)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
+from autograder.pysource import parse_python
+
 MODULES = {"gc": "the garbage collector", "ctypes": "ctypes (raw memory)", "inspect": "inspect",
            "sys": None, "_ctypes": "ctypes (raw memory)", "cffi": "cffi (raw memory)"}
 ATTRIBUTES = {
@@ -54,7 +56,7 @@ def review_flags(files: Mapping[str, bytes]) -> tuple[str, ...]:
     flags: list[str] = []
     for name in sorted(files):
         try:
-            tree = ast.parse(files[name].decode("utf-8", "replace"), filename=name)
+            tree = parse_python(files[name].decode("utf-8", "replace"), filename=name)
         except (SyntaxError, ValueError):
             continue  # a file that does not parse is graded (and reported) as such
         seen: set[tuple[int, str]] = set()

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.config import Assignment, TaskConfig, find_kit_root, load_kit
+from autograder.pysource import parse_python
 from autograder.submissions.cells import SKIPPED, Cell, Piece, module_code
 from autograder.submissions.files import (
     MAX_FILE_BYTES,
@@ -100,7 +101,7 @@ def read_cells(data: bytes, label: str) -> tuple[list[Cell], str]:
 @lru_cache(maxsize=32)
 def _defined_names(path: Path, mtime: float) -> tuple[str, ...]:
     """The public top-level def/class names of a reference file (`mtime` keys the cache)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse_python(path.read_text(encoding="utf-8"), filename=str(path))
     kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
     return tuple(node.name for node in tree.body if isinstance(node, kinds) and not node.name.startswith("_"))
 
@@ -206,7 +207,7 @@ def _notebook_files(data: bytes, label: str, assignment: Assignment, given: tupl
 def _imports_module(statement: str, module: str) -> bool:
     """Whether an import statement of the header imports `module` (a task's own file)."""
     try:
-        nodes = ast.parse(statement).body
+        nodes = parse_python(statement).body
     except SyntaxError:
         return False
     for node in nodes:
@@ -225,7 +226,7 @@ def _cross_imports(task: TaskConfig, chosen: dict[str, list[Piece]], assignment:
     used: set[str] = set()
     for piece in mine:
         try:
-            used |= {n.id for n in ast.walk(ast.parse(piece.text)) if isinstance(n, ast.Name)}
+            used |= {n.id for n in ast.walk(parse_python(piece.text)) if isinstance(n, ast.Name)}
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
     lines = []

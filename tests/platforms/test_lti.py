@@ -63,14 +63,6 @@ RESULTS = [
 
 
 # -- fixtures ------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def tool_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    pem, jwk = generate_key_pair(kid=KEY_ID)
-    path = tmp_path_factory.mktemp("keys") / "tool.pem"
-    path.write_bytes(pem)
-    return path, jwk
-
-
 @pytest.fixture
 def platform(tool_key: tuple[Path, dict[str, Any]]) -> Iterator[LocalPlatform]:
     with LocalPlatform(tool_key[1], client_id=CLIENT_ID, max_lifetime=60.0) as running:

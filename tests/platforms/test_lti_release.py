@@ -28,7 +28,6 @@ from autograder.ledger.book import Gradebook
 from autograder.ledger.release import AT, HELD
 from autograder.platforms.lti.ags import RetryPolicy
 from autograder.platforms.lti.config import PlatformConfig, load_platform
-from autograder.platforms.lti.keys import generate_key_pair
 from autograder.platforms.lti.publish import publish_lti
 
 CLIENT_ID, KEY_ID = "autograder-tool", "tool-key-1"
@@ -36,14 +35,6 @@ FAST = RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.05, connect_timeout=
 T0 = datetime(2025, 12, 14, 6, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 USERS = {"jdoe": "user-jdoe", "ayesha": "user-ayesha"}
-
-
-@pytest.fixture(scope="module")
-def tool_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    pem, jwk = generate_key_pair(kid=KEY_ID)
-    path = tmp_path_factory.mktemp("keys") / "tool.pem"
-    path.write_bytes(pem)
-    return path, jwk
 
 
 @pytest.fixture

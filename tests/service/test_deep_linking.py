@@ -10,17 +10,13 @@ made on either side by them. An instructor's launch says which assignment a link
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import jwt
-import pytest
 from browser import Browser
-from conftest import sandbox_works
 from cryptography.hazmat.primitives.asymmetric import rsa
 from lms import (
-    CLIENT_ID,
     INSTRUCTOR,
     KEY_ID,
     Lms,
@@ -28,46 +24,18 @@ from lms import (
     launched,
     resigned,
     wait_for_score,
-    write_platform_toml,
 )
 from lti_platform import LocalPlatform
-from served import Served, example, serving, upload, wait_graded
+from served import Served, example, upload, wait_graded
 
 from autograder.config import Kit
-from autograder.platforms.lti.keys import generate_key_pair
-from autograder.service.settings import ServiceSettings, load_launch
 
 TEACHER = Person("uid-teacher-dl", "teacher", roles=[INSTRUCTOR])
 ITEMS = "https://purl.imsglobal.org/spec/lti-dl/claim/content_items"
 DATA = "https://purl.imsglobal.org/spec/lti-dl/claim/data"
 
 
-@pytest.fixture(scope="module")
-def tool_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    pem, jwk = generate_key_pair(kid=KEY_ID)
-    path = tmp_path_factory.mktemp("keys") / "tool.pem"
-    path.write_bytes(pem)
-    return path, jwk
-
-
-@pytest.fixture(scope="module")
-def platform(tool_key: tuple[Path, dict[str, Any]]) -> Iterator[LocalPlatform]:
-    with LocalPlatform(tool_key[1], client_id=CLIENT_ID, max_lifetime=600.0) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def service(kit: Kit, platform: LocalPlatform, tool_key: tuple[Path, dict[str, Any]],
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("service")
-    launch = load_launch(write_platform_toml(folder, platform, tool_key[0]))
-    with serving(ServiceSettings(kit, folder / "data", launch=launch, sandbox=sandbox_works(kit))) as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def lms(platform: LocalPlatform, service: Served) -> Lms:
-    return Lms(platform, service.url, platform.add_lineitem("made by hand", 100.0))
+LINEITEM = "made by hand"
 
 
 def chooser(lms: Lms, person: Person = TEACHER) -> tuple[Browser, str]:

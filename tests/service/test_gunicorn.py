@@ -16,19 +16,16 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from browser import Browser
 from conftest import ROOT, sandbox_works
-from lms import CLIENT_ID, KEY_ID, Lms, Person, launched, wait_for_score, write_platform_toml
+from lms import Lms, Person, launched, wait_for_score, write_platform_toml
 from lti_platform import LocalPlatform
 from served import example, upload
 
 from autograder.config import Kit
-from autograder.platforms.lti.keys import generate_key_pair
 
 SERVING = re.compile(r"serving on (http://127\.0\.0\.1:\d+)")
 GRADING = re.compile(r"grading process (\d+) grades the inbox")
@@ -82,20 +79,6 @@ def serve_argv(data: Path, kit: Kit, *extra: str) -> list[str]:
     command = str(Path(sys.executable).parent / "autograder")
     argv = [command, "serve", "--port", "0", "--data", str(data), "--kit", str(ROOT), *extra]
     return argv + ([] if sandbox_works(kit) else ["--no-sandbox"])
-
-
-@pytest.fixture(scope="module")
-def tool_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    pem, jwk = generate_key_pair(kid=KEY_ID)
-    path = tmp_path_factory.mktemp("keys") / "tool.pem"
-    path.write_bytes(pem)
-    return path, jwk
-
-
-@pytest.fixture(scope="module")
-def platform(tool_key: tuple[Path, dict[str, Any]]) -> Iterator[LocalPlatform]:
-    with LocalPlatform(tool_key[1], client_id=CLIENT_ID, max_lifetime=600.0) as running:
-        yield running
 
 
 def status_until_graded(browser: Browser, url: str, status_url: str,

@@ -13,67 +13,35 @@ import logging
 import re
 import time
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from browser import Browser
-from conftest import sandbox_works
 from cryptography.hazmat.primitives.asymmetric import rsa
 from lms import (
-    CLIENT_ID,
     INSTRUCTOR,
-    KEY_ID,
     Lms,
     Person,
     launched,
     resigned,
     wait_for_score,
     wait_until,
-    write_platform_toml,
 )
 from lti_platform import LocalPlatform
-from served import Served, example, serving, upload, wait_graded
+from served import Served, example, upload, wait_graded
 
 from autograder.config import Kit
-from autograder.platforms.lti.keys import generate_key_pair
 from autograder.service.limits import UploadRate
-from autograder.service.settings import Limits, ServiceSettings, load_launch
-
-
-@pytest.fixture(scope="module")
-def tool_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    pem, jwk = generate_key_pair(kid=KEY_ID)
-    path = tmp_path_factory.mktemp("keys") / "tool.pem"
-    path.write_bytes(pem)
-    return path, jwk
-
-
-@pytest.fixture(scope="module")
-def platform(tool_key: tuple[Path, dict[str, Any]]) -> Iterator[LocalPlatform]:
-    with LocalPlatform(tool_key[1], client_id=CLIENT_ID, max_lifetime=600.0) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def service(kit: Kit, platform: LocalPlatform, tool_key: tuple[Path, dict[str, Any]],
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("service")
-    launch = load_launch(write_platform_toml(folder, platform, tool_key[0]))
-    settings = ServiceSettings(kit, folder / "data", launch=launch, sandbox=sandbox_works(kit),
-                               limits=Limits(max_upload_bytes=1024 * 1024, max_files=5,
-                                             uploads_per_minute=50))
-    with serving(settings) as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def lms(platform: LocalPlatform, service: Served) -> Lms:
-    return Lms(platform, service.url, platform.add_lineitem("nn.Module", 100.0))
+from autograder.service.settings import Limits
 
 
 # -- the whole way, for a student and an instructor -----------------------------------------------
+def service_options(kit: Kit) -> dict[str, Any]:
+    """Small limits: the tests reach them."""
+    return {"limits": Limits(max_upload_bytes=1024 * 1024, max_files=5, uploads_per_minute=50)}
+
+
 def test_student_login_launch_upload_feedback_and_ags_score(service: Served, lms: Lms,
                                                             platform: LocalPlatform):
     browser, page = launched(lms, Person("uid-ayesha-1", "ayesha"))

@@ -11,57 +11,20 @@ hostile message is text on both sides.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-from conftest import sandbox_works
 from inert import assert_inert, shown_escaped
-from lms import CLIENT_ID, INSTRUCTOR, KEY_ID, Lms, Person, launched, write_platform_toml
-from lti_platform import LocalPlatform
-from served import Served, example, serving, upload, wait_graded
+from lms import INSTRUCTOR, Lms, Person, launched
+from served import Served, example, upload, wait_graded
 
-from autograder.config import Kit
 from autograder.ledger import records
 from autograder.ledger.audit import audit
-from autograder.platforms.lti.keys import generate_key_pair
-from autograder.service.settings import Limits, ServiceSettings, load_launch
 
 MESSAGE = "<img src=x onerror=alert('ask')> please look at tinynet again"
 ANSWER = "<script>alert('answer')</script> you are right"
 HOSTILE = (MESSAGE, ANSWER)
-
-
-@pytest.fixture(scope="module")
-def tool_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    pem, jwk = generate_key_pair(kid=KEY_ID)
-    path = tmp_path_factory.mktemp("keys") / "tool.pem"
-    path.write_bytes(pem)
-    return path, jwk
-
-
-@pytest.fixture(scope="module")
-def platform(tool_key: tuple[Path, dict[str, Any]]) -> Iterator[LocalPlatform]:
-    with LocalPlatform(tool_key[1], client_id=CLIENT_ID, max_lifetime=1800.0) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def service(kit: Kit, platform: LocalPlatform, tool_key: tuple[Path, dict[str, Any]],
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("regrades")
-    launch = load_launch(write_platform_toml(folder, platform, tool_key[0]))
-    settings = ServiceSettings(kit, folder / "data", launch=launch, sandbox=sandbox_works(kit),
-                               limits=Limits(uploads_per_minute=50))
-    with serving(settings) as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def lms(platform: LocalPlatform, service: Served) -> Lms:
-    return Lms(platform, service.url, platform.add_lineitem("nn.Module", 100.0))
 
 
 @pytest.fixture(scope="module")

@@ -14,24 +14,25 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import sandbox_works
-from lms import CLIENT_ID, INSTRUCTOR, KEY_ID, Lms, Person, launched, wait_until, write_platform_toml
+from lms import INSTRUCTOR, Lms, Person, launched, wait_until
 from lti_platform import LocalPlatform
-from served import Served, example, serving, upload, wait_graded
+from served import Served, example, upload, wait_graded
 
 from autograder.config import ExamConfig, Kit
 from autograder.grading.results import SubmissionResult, result_from_dict
 from autograder.ledger.inbox import Received
-from autograder.platforms.lti.keys import generate_key_pair
-from autograder.service.settings import Clock, Limits, ServiceSettings, load_launch
+from autograder.service.settings import Clock, Limits
 
 T0 = datetime(2025, 12, 14, 6, 0, tzinfo=UTC)  # when the tests upload: the exams are open
 DEADLINE = T0 + timedelta(hours=1)
 AFTER = DEADLINE + timedelta(minutes=90)  # after the deadline, before the cutoff: 2 started hours late
+
+
+def service_options(kit: Kit) -> dict[str, Any]:
+    return {"kit": exam_kit(kit), "limits": Limits(uploads_per_minute=50), "clock": Clock(T0)}
 
 
 def exam_kit(kit: Kit) -> Kit:
@@ -44,31 +45,6 @@ def exam_kit(kit: Kit) -> Kit:
         assignments[f"exam_{check}"] = dataclasses.replace(target, id=f"exam_{check}", content="nn_module",
                                                            title=f"Exam ({check})", exam=exam)
     return dataclasses.replace(kit, assignments=assignments)
-
-
-@pytest.fixture(scope="module")
-def tool_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    pem, jwk = generate_key_pair(kid=KEY_ID)
-    path = tmp_path_factory.mktemp("keys") / "tool.pem"
-    path.write_bytes(pem)
-    return path, jwk
-
-
-@pytest.fixture(scope="module")
-def platform(tool_key: tuple[Path, dict[str, Any]]) -> Iterator[LocalPlatform]:
-    with LocalPlatform(tool_key[1], client_id=CLIENT_ID, max_lifetime=1800.0) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def service(kit: Kit, platform: LocalPlatform, tool_key: tuple[Path, dict[str, Any]],
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("release")
-    launch = load_launch(write_platform_toml(folder, platform, tool_key[0]))
-    settings = ServiceSettings(exam_kit(kit), folder / "data", launch=launch, sandbox=sandbox_works(kit),
-                               limits=Limits(uploads_per_minute=50), clock=Clock(T0))
-    with serving(settings) as served:
-        yield served
 
 
 @pytest.fixture

@@ -9,51 +9,26 @@ in the comment, and the student's page shows that same adjusted score.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-import pytest
 from click.testing import CliRunner
-from conftest import ROOT, sandbox_works
-from lms import CLIENT_ID, KEY_ID, Lms, Person, launched, wait_until, write_platform_toml
+from conftest import ROOT
+from lms import Lms, Person, launched, wait_until
 from lti_platform import LocalPlatform
-from served import Served, example, serving, upload, wait_graded
+from served import Served, example, upload, wait_graded
 
 from autograder.cli import main
 from autograder.config import Kit
 from autograder.grading.results import result_from_dict
-from autograder.platforms.lti.keys import generate_key_pair
-from autograder.service.settings import Clock, Limits, ServiceSettings, load_launch
+from autograder.service.settings import Clock
 
 T0 = datetime(2025, 12, 14, 6, 0, tzinfo=UTC)
 AT = T0 + timedelta(hours=1)
 
 
-@pytest.fixture(scope="module")
-def tool_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    pem, jwk = generate_key_pair(kid=KEY_ID)
-    path = tmp_path_factory.mktemp("keys") / "tool.pem"
-    path.write_bytes(pem)
-    return path, jwk
-
-
-@pytest.fixture(scope="module")
-def platform(tool_key: tuple[Path, dict[str, Any]]) -> Iterator[LocalPlatform]:
-    with LocalPlatform(tool_key[1], client_id=CLIENT_ID, max_lifetime=1800.0) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def service(kit: Kit, platform: LocalPlatform, tool_key: tuple[Path, dict[str, Any]],
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("release-records")
-    launch = load_launch(write_platform_toml(folder, platform, tool_key[0]))
-    settings = ServiceSettings(kit, folder / "data", launch=launch, sandbox=sandbox_works(kit),
-                               limits=Limits(uploads_per_minute=50), clock=Clock(T0))
-    with serving(settings) as served:
-        yield served
+def service_options(kit: Kit) -> dict[str, Any]:
+    return {"clock": Clock(T0)}
 
 
 def cli(service: Served, *args: str) -> None:

@@ -13,23 +13,15 @@ import os
 import re
 import stat
 import zipfile
-from collections.abc import Iterator
 from html.parser import HTMLParser
-from pathlib import Path
-from typing import Any
 
 import pytest
 import requests
 from browser import Browser
-from conftest import sandbox_works
-from lms import CLIENT_ID, INSTRUCTOR, KEY_ID, Lms, Person, launched, resigned, write_platform_toml
+from lms import CLIENT_ID, INSTRUCTOR, Lms, Person, launched, resigned
 from lti_platform import LocalPlatform
 from markupsafe import escape
-from served import Served, serving, upload, wait_graded
-
-from autograder.config import Kit
-from autograder.platforms.lti.keys import generate_key_pair
-from autograder.service.settings import Limits, ServiceSettings, load_launch
+from served import Served, upload, wait_graded
 
 NAME = "<img src=x onerror=alert('name')>"
 SOURCEDID = "<script>alert('id')</script>"
@@ -44,36 +36,6 @@ AUDIENCE = "<img src=x onerror=alert('aud')>"
 TEACHER = "<svg/onload=alert('teacher')>"
 HOSTILE = (NAME, SOURCEDID, EMAIL, COURSE, ZIP_NAME, INNER, OUTPUT, RAISED, REGRADE, AUDIENCE, TEACHER)
 ALLOWED_SCRIPT_TYPES = ("application/json",)
-
-
-@pytest.fixture(scope="module")
-def tool_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    pem, jwk = generate_key_pair(kid=KEY_ID)
-    path = tmp_path_factory.mktemp("keys") / "tool.pem"
-    path.write_bytes(pem)
-    return path, jwk
-
-
-@pytest.fixture(scope="module")
-def platform(tool_key: tuple[Path, dict[str, Any]]) -> Iterator[LocalPlatform]:
-    with LocalPlatform(tool_key[1], client_id=CLIENT_ID, max_lifetime=900.0) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def service(kit: Kit, platform: LocalPlatform, tool_key: tuple[Path, dict[str, Any]],
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("safety")
-    launch = load_launch(write_platform_toml(folder, platform, tool_key[0]))
-    settings = ServiceSettings(kit, folder / "data", launch=launch, sandbox=sandbox_works(kit),
-                               limits=Limits(uploads_per_minute=50))
-    with serving(settings) as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def lms(platform: LocalPlatform, service: Served) -> Lms:
-    return Lms(platform, service.url, platform.add_lineitem("nn.Module", 100.0))
 
 
 def hostile_zip() -> bytes:
