@@ -169,6 +169,19 @@ def exact(result: Any) -> tuple[Any, ...]:
     return result.notes, result.problem, tuple(t.output for t in result.tasks), checks
 
 
+def differs(got: tuple[Any, ...] | None, expected: tuple[Any, ...] | None) -> str:
+    """The first part of a result that is not as recorded, both ways."""
+    if got is None or expected is None:
+        return f"graded {got is not None}, recorded {expected is not None}"
+    for name, a, b in zip(("notes", "problem", "output"), got[:3], expected[:3], strict=True):
+        if a != b:
+            return f"{name}: {a!r} (recorded {b!r})"
+    for a, b in zip(got[3], expected[3], strict=False):
+        if a != b:
+            return f"{a!r} (recorded {b!r})"
+    return "a check more or less"
+
+
 def read_plan(plan: Path) -> Iterator[dict[str, Any]]:
     data = (plan / PLAN).read_bytes()
     at = 0
@@ -361,7 +374,8 @@ def main() -> None:
                         same = False
                         for student in sorted(set(got) | set(expected)):
                             if got.get(student) != expected.get(student):
-                                print(f"  differs from the recording: {student}", file=sys.stderr)
+                                what = differs(got.get(student), expected.get(student))
+                                print(f"  differs from the recording: {student}: {what}", file=sys.stderr)
                                 if os.environ.get("FLOOR_DEBUG"):
                                     a, b = expected.get(student), got.get(student)
                                     for x, y in zip(a or (), b or (), strict=False):
