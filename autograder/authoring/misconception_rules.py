@@ -93,6 +93,23 @@ def _entry_problems(entry: dict[str, Any], assignment: Assignment, where: str) -
                f"<task>.<function name without test_>)")
 
 
+def stale_placeholders(assignment: Assignment, wrong: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The scaffold's placeholder entries left in the catalogue of a task whose reference was rewritten
+    (one of them no longer applies): one problem a task says so, not one per stale edit."""
+    from autograder.authoring.scaffold import placeholder_catalogue
+
+    placeholders = placeholder_catalogue(assignment.id, [task.id for task in assignment.tasks])
+    stale = set()
+    for entry in wrong:
+        if entry not in placeholders:
+            continue
+        reference = assignment.solutions / str(entry["file"])
+        text = reference.read_text(encoding="utf-8") if reference.is_file() else ""
+        if any(text.count(old) != 1 for old, _ in entry["replace"]):
+            stale.add(entry["task"])
+    return [entry for entry in wrong if entry in placeholders and entry["task"] in stale]
+
+
 def misconception_problems(assignment: Assignment) -> Iterator[str]:
     """Every broken rule of `graders/misconceptions.toml` and `graders/correct/` (exam extensions:
     none, their content's own catalogue is checked)."""
@@ -113,8 +130,13 @@ def misconception_problems(assignment: Assignment) -> Iterator[str]:
     ids = Counter(e.get("id") for e in wrong)
     for twice in sorted(str(i) for i, n in ids.items() if n > 1):
         yield f"{where}: the id {twice!r} is used by {ids[twice]} entries: give each its own"
+    stale = stale_placeholders(assignment, wrong)
+    for task in sorted({str(entry["task"]) for entry in stale}):
+        yield (f"{where}: task {task!r}: the scaffold's placeholder catalogue is still here: write your own "
+               "mistakes (edits of the reference you wrote: docs/authors/authoring.md, step 4)")
     for entry in wrong:
-        yield from _entry_problems(entry, assignment, where)
+        if entry not in stale:
+            yield from _entry_problems(entry, assignment, where)
     tasks = [task.id for task in assignment.tasks]
     minimum = data.get("minimum", {})
     if not isinstance(minimum, dict) or set(minimum) - {"wrong", "correct"} or \
