@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 from kit_assignments import ASSIGNMENTS
 
-from autograder.config import Kit
+from autograder.authoring import catalogue_forms
+from autograder.authoring.catalogue_forms import complete_contract
+from autograder.config import Kit, load_kit
 from autograder.grading.course import load_graders
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,14 +37,17 @@ def matrix_path(assignment: str) -> Path:
 
 
 def load_matrix(assignment: str) -> dict[str, Any]:
+    """The matrix with what its short forms leave out derived (autograder/authoring/catalogue_forms.py)."""
     with matrix_path(assignment).open("rb") as f:
-        return tomllib.load(f)
+        return complete_contract(KIT.assignment(assignment), tomllib.load(f))
 
 
 def load_wrong(assignment: str) -> list[dict[str, Any]]:
-    """The [[wrong]] entries of the assignment's graders/misconceptions.toml (none without one)."""
-    path = ROOT / "solutions" / assignment / "graders" / "misconceptions.toml"
-    return tomllib.loads(path.read_text(encoding="utf-8")).get("wrong", []) if path.is_file() else []
+    """The [[wrong]] entries of the assignment's graders/misconceptions.toml, completed (none without one)."""
+    return catalogue_forms.load_wrong(KIT.assignment(assignment))
+
+
+KIT = load_kit(ROOT)
 
 
 CONTRACTS = {assignment: load_matrix(assignment) for assignment in ASSIGNMENTS}
