@@ -22,4 +22,4 @@ test:
 	.venv/bin/mypy autograder
 	.venv/bin/lint-imports
 	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir build/site
-	.venv/bin/python -m pytest -q -n $(TEST_PROCESSES) --dist loadfile
+	AUTOGRADER_REQUIRE_BROWSER=1 .venv/bin/python -m pytest -q -n $(TEST_PROCESSES) --dist loadfile

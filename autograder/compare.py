@@ -53,7 +53,7 @@ def errors(got: np.ndarray, want: np.ndarray) -> dict[str, Any]:
         "abs": float(diff.max()),
         "rel": float(rel.max()),
         "scaled": float(scaled.max()),
-        "index": "(" + ", ".join(str(int(i)) for i in worst) + ")",
+        "index": fmt_shape(worst),  # (0,) as Python writes a one-element index
         "got": _fmt(float(got64[worst])),
         "want": _fmt(float(want64[worst])),
     }
@@ -92,7 +92,7 @@ def array_problem(obs: Any, shape: tuple[int, ...] | None, types: tuple[str, ...
         return "dtype", {"got_dtype": str(obs.get("dtype")), "want_dtype": dtype or "a float dtype"}
     if values.dtype.kind == "f" and not np.all(np.isfinite(values)):
         bad = np.argwhere(~np.isfinite(values))[0]
-        return "finite", {"where": "(" + ", ".join(str(int(i)) for i in bad) + ")"}
+        return "finite", {"where": fmt_shape(bad)}
     return None
 
 

@@ -15,6 +15,9 @@ from autograder.checks import StudentCodeError, TaskSession, WorkerLost, fail
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 MESSAGE_LIMIT = 300
+# The worker's folder of one task (relay.py: mkdtemp(prefix="task-")), up to the student's file name:
+# the student knows their file as `unit_rows.py`, and the folder differs on every run.
+_TASK_FOLDER = re.compile(r"(?:[A-Za-z]:)?[^\s'\"():]*[/\\]task-[A-Za-z0-9_]+[/\\]")
 # task session -> the answers `call_once` keeps for it (they go with the session)
 _ANSWERS: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 
@@ -52,6 +55,11 @@ def clean(text: str, limit: int = MESSAGE_LIMIT, scrub: tuple[re.Pattern[str], .
         text = pattern.sub("<path>", text)
     text = text.strip()
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def student_paths(text: str) -> str:
+    """`text` (a student's output) with each path into the worker's task folder cut to the file name."""
+    return _TASK_FOLDER.sub("", text)
 
 
 @dataclass(frozen=True)

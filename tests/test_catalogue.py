@@ -29,7 +29,9 @@ import pytest
 from kit_assignments import ASSIGNMENTS
 from test_contract_matrix import CONTRACTS, proven
 
+from autograder.authoring.catalogue_forms import load_wrong
 from autograder.authoring.task_imports import dependents
+from autograder.config import load_kit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,7 +71,7 @@ def load_catalogue(assignment: str) -> Catalogue:
         stubs=ROOT / "assignments" / assignment,
         tasks={name: t["file"] for name, t in section.get("tasks", {}).items()},
         given=tuple(section.get("given", [])),
-        wrong=tuple(data.get("wrong", [])),
+        wrong=tuple(load_wrong(load_kit(ROOT).assignment(assignment))),  # short forms derived
         required=data.get("required", {}),
         variants=tuple(variants),
         traps=tuple(data.get("lesson", {}).get("traps", [])),

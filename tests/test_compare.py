@@ -37,7 +37,7 @@ def test_require_close_fails_with_the_report():
     with pytest.raises(CheckFailed) as caught:
         require_close(np.array([1.0, 3.0]), np.array([1.0, 2.0]), "task.wrong_values", call="f(x)")
     assert caught.value.key == "task.wrong_values"
-    assert caught.value.params["call"] == "f(x)" and "index (1)" in caught.value.params["report"]
+    assert caught.value.params["call"] == "f(x)" and "index (1,)" in caught.value.params["report"]
     require_close(np.array([1.0]), np.array([1.0]), "task.wrong_values")  # no failure
 
 

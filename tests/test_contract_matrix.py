@@ -7,8 +7,10 @@ engine loads them; every check proves something; every check says which properti
 One mistake, one charge (issue #34): every property names its one owning check (`owner`, a check that
 proves it) and the catalogued mistake that breaks it alone (`mutant`, an entry of the task's
 graders/misconceptions.toml whose `fails` is exactly the owner; tests/test_catalogue.py grades it), a
-different one per property; a property no single mistake can break without a second check (`shared`,
-the reason) is a known gap listed in SHARED.
+different one per property; a property no single mistake can break without a second check says why
+(`shared`, the reason), and a path where a property holds but is argued rather than checked says its
+argument (`not_on` = "HOLDS, argued not checked: ..."). Those reasons in the assignment's own contract
+are its decisions: every test here takes the assignment, so `pytest tests -k <id>` runs them all.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from typing import Any
 import pytest
 from kit_assignments import ASSIGNMENTS
 
-from autograder.config import Kit
+from autograder.authoring import catalogue_forms
+from autograder.authoring.catalogue_forms import complete_contract
+from autograder.config import Kit, load_kit
 from autograder.grading.course import load_graders
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,14 +37,17 @@ def matrix_path(assignment: str) -> Path:
 
 
 def load_matrix(assignment: str) -> dict[str, Any]:
+    """The matrix with what its short forms leave out derived (autograder/authoring/catalogue_forms.py)."""
     with matrix_path(assignment).open("rb") as f:
-        return tomllib.load(f)
+        return complete_contract(KIT.assignment(assignment), tomllib.load(f))
 
 
 def load_wrong(assignment: str) -> list[dict[str, Any]]:
-    """The [[wrong]] entries of the assignment's graders/misconceptions.toml (none without one)."""
-    path = ROOT / "solutions" / assignment / "graders" / "misconceptions.toml"
-    return tomllib.loads(path.read_text(encoding="utf-8")).get("wrong", []) if path.is_file() else []
+    """The [[wrong]] entries of the assignment's graders/misconceptions.toml, completed (none without one)."""
+    return catalogue_forms.load_wrong(KIT.assignment(assignment))
+
+
+KIT = load_kit(ROOT)
 
 
 CONTRACTS = {assignment: load_matrix(assignment) for assignment in ASSIGNMENTS}
@@ -289,70 +296,33 @@ def test_the_ownership_rules_catch_gaps():
         "t.r: mutant 'm3' is not a [[wrong]] entry of task t"]
 
 
-# Properties no single catalogued mistake breaks without failing a second check (`shared`, with the
-# reason, in the matrix): one mistake is charged twice there. Known gaps, listed on purpose so that a
-# new one is a decision, and one closed (given an owner's mutant) must leave the list.
-SHARED = {
-    ("nn_module", "tinynet", "shapes_and_count"),  # weight_shapes (lesson's sizes) and random_sizes
-    ("nn_module", "tinynet", "zero_grad"),  # a stale gradient changes the trajectory too
-    ("nn_module", "delivery", "double_converts_buffers"),  # a tensor .double() misses is not registered
-    ("nn_module", "checkpoint", "saves_state_dict"),  # what is not a state_dict does not load back either
-    ("nn_module", "checkpoint", "refuses_unsafe"),  # one weights_only=True refuses both unsafe files
-    ("nn_module", "numpy_forward", "linear"),  # the lesson's example and square weights alike
-    ("tensors_autograd", "tensors", "shares_memory"),
-    ("tensors_autograd", "tensors", "to_numpy_untouched"),
-    ("tensors_autograd", "tensors", "row_dots_values"),
-    ("tensors_autograd", "autograd", "autograd_value"),
-    ("tensors_autograd", "autograd", "no_leftover"),
-    ("tensors_autograd", "autograd", "manual_value"),
-    ("tensors_autograd", "descent", "fit_lr"),
-    ("tensors_autograd", "training", "zero_grad"),
-    ("tensors_autograd", "counting", "count_value"),
-    ("tensors_autograd", "counting", "count_int"),
-}
+ARGUED = "HOLDS, argued not checked: "
 
 
-def test_shared_properties_are_the_known_ones():
-    shared = {(assignment, task, prop["id"]) for assignment, task in TASKS
-              for prop in _properties(CONTRACTS[assignment][task]) if "shared" in prop}
-    assert shared == SHARED, (
-        f"new shared properties: {sorted(shared - SHARED)}; now owned: {sorted(SHARED - shared)}")
+def argued_problems(table: dict[str, Any], task: str) -> list[str]:
+    """A `not_on` reason starting with HOLDS (the property holds there, argued from other checks instead
+    of checked) must be ARGUED and then say why: that reason, in the assignment's own contract, is the
+    decision (like a `shared` reason), never a list in the kit's tests."""
+    return [f"{task}.{prop['id']} on {pid}: a HOLDS reason reads {ARGUED!r} and then the argument"
+            for prop in _properties(table) for pid, reason in prop.get("not_on", {}).items()
+            if reason.startswith("HOLDS") and not _argues(reason)]
 
 
-# Pairs where the property holds but the matrix argues it from other checks instead of checking it on
-# that path (`not_on` reason "HOLDS, argued not checked: ..."): known gaps, listed here on purpose so
-# that a new one is a decision, not an accident. Most are a type or a shape that does not depend on
-# the path (checking it again would charge one slip twice).
-ARGUED = {
-    ("nn_module", "tinynet", "registered", "random_sizes"),  # names: random_sizes reads the layers by role
-    ("nn_module", "dropout", "statistics", "train_again"),  # 128 values of the modes check: too few
-    ("nn_module", "dropout", "rng_only", "train_again"),  # the same layer and rng as train_mid after train()
-    ("nn_module", "delivery", "output_shape", "train_batch"),  # nn.Dropout keeps its input's shape
-    ("tensors_autograd", "autograd", "autograd_float", "ag_f32"),
-    ("tensors_autograd", "autograd", "manual_float", "man_random"),
-    ("tensors_autograd", "descent", "fit_types", "fit_passed"),
-    ("tensors_autograd", "descent", "fit_trajectory", "fit_defaults"),
-    ("tensors_autograd", "descent", "sgd_contract", "sgd_none"),
-    ("tensors_autograd", "training", "losses_floats", "train_trajectory"),
-    ("tensors_autograd", "training", "trajectory", "train_short"),
-    ("tensors_autograd", "training", "zero_grad", "train_trajectory"),  # the same loop, another lr and length
-    ("tensors_autograd", "training", "accuracy_no_graph", "acc_dropout"),
-    ("tensors_autograd", "counting", "count_int", "count_random"),
-    ("tensors_autograd", "counting", "growth_int", "growth_random"),
-}
+def _argues(reason: str) -> bool:
+    return reason.startswith(ARGUED) and bool(reason.removeprefix(ARGUED).strip())
 
 
-def test_argued_pairs_are_the_known_ones():
-    argued = {
-        (assignment, task, prop["id"], pid)
-        for assignment, task in TASKS
-        for prop in _properties(CONTRACTS[assignment][task])
-        for pid, reason in prop.get("not_on", {}).items()
-        if reason.startswith("HOLDS")
-    }
-    assert argued == ARGUED, (
-        f"new argued pairs: {sorted(argued - ARGUED)}; now checked: {sorted(ARGUED - argued)}"
-    )
+@pytest.mark.parametrize(("assignment", "task"), TASKS, ids=TASK_IDS)
+def test_every_argued_path_says_its_argument(assignment, task):
+    problems = argued_problems(CONTRACTS[assignment][task], task)
+    assert not problems, "\n  ".join(["argued, not checked, without an argument:", *problems])
+
+
+def test_the_argued_rule_catches_a_bare_holds():
+    table = {"properties": [{"id": "p", "not_on": {"a": "HOLDS", "b": ARGUED + " ", "c": ARGUED + "why",
+                                                   "d": "does not hold here"}}]}
+    assert argued_problems(table, "t") == [
+        f"t.p on {pid}: a HOLDS reason reads {ARGUED!r} and then the argument" for pid in ("a", "b")]
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

@@ -27,7 +27,7 @@ from kit_assignments import ASSIGNMENTS, languages
 
 from autograder.authoring.catalogue_rules import SCRIPTS, catalogue_problems, is_pure_code, technical_terms
 from autograder.catalogues import LABEL_TABLES, placeholders
-from autograder.config import Kit
+from autograder.config import Kit, load_kit
 from autograder.grading import judge
 from autograder.grading.course import Graders, _flatten, load_graders
 from autograder.grading.grader import Grader
@@ -306,8 +306,9 @@ def test_english_feedback_end_to_end(kit: Kit, no_zero_grad):
 # ----------------------------------------------------------------------------- every misconception in Bangla
 
 def _catalogue(assignment: str) -> list[dict[str, Any]]:
-    path = ROOT / "solutions" / assignment / "graders" / "misconceptions.toml"
-    return tomllib.loads(path.read_text(encoding="utf-8")).get("wrong", []) if path.is_file() else []
+    from autograder.authoring.catalogue_forms import load_wrong  # the short forms derived
+
+    return load_wrong(load_kit(ROOT).assignment(assignment))
 
 
 WRONG = [(assignment, entry) for assignment in ASSIGNMENTS if "bn" in languages(assignment)

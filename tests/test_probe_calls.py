@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 from autograder.checks import CheckFailed, StudentCodeError
-from autograder.probe_calls import ProbeCaller, call, clean, fail_if_not_implemented, raised_name, scalar_type
+from autograder.probe_calls import (
+    ProbeCaller,
+    call,
+    clean,
+    fail_if_not_implemented,
+    raised_name,
+    scalar_type,
+    student_paths,
+)
 
 
 class Raising:
@@ -75,3 +83,13 @@ def test_caught_exceptions_and_scalar_types():
     assert scalar_type({"type": "float"}) is None
     assert scalar_type({"type": "Tensor", "as_float": 2.5}) == "Tensor holding 2.5"
     assert scalar_type({"type": "int"}, want="int") is None
+
+
+def test_a_path_into_the_workers_task_folder_is_cut_to_the_students_file_name():
+    """Issue #46: "Output of your code" shows `unit_rows.py`, not the worker's temporary folder."""
+    warning = "unit_rows.py:3: UserWarning: x"
+    assert student_paths("/tmp/w1/task-k2_x9/" + warning) == warning
+    assert student_paths('File "/var/tmp/task-abc/a.py", line 2') == 'File "a.py", line 2'
+    assert student_paths("C:\\Temp\\task-ab12\\a.py") == "a.py"
+    untouched = "my task-list: /home/me/notes.txt, 3-task"
+    assert student_paths(untouched) == untouched

@@ -11,13 +11,12 @@ titles but code and the course's terms (latin_scan). Each problem names the file
 
 from __future__ import annotations
 
-import ast
 import tomllib
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
+from autograder.authoring.catalogue_forms import check_ids, complete_wrong, load_contract
 from autograder.authoring.latin_scan import latin_words
 from autograder.catalogues import read_catalogue
 from autograder.config import Assignment
@@ -25,37 +24,20 @@ from autograder.config import Assignment
 WRONG_PER_TASK = 3
 CORRECT_PER_TASK = 1
 ENTRY_KEYS = frozenset({"id", "task", "file", "replace", "feedback", "why", "fails", "must_not_fail"})
+WRITTEN = frozenset({"id", "replace", "feedback", "why"})  # the rest derive (catalogue_forms.py)
 SCANNED = ("bn",)  # languages whose texts latin_scan reads (Latin words left in them are English)
-
-
-def _has_points(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    for decorator in node.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
-        if name == "points":
-            return True
-    return False
-
-
-def check_ids(graders: Path, task: str) -> set[str]:
-    """The ids of a task's graded checks (`<task>.<name>`), read from its check files without running them."""
-    found = set()
-    for kind in ("public", "hidden"):
-        path = graders / kind / f"test_{task}.py"
-        if not path.is_file():
-            continue
-        for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_") \
-                    and _has_points(node):
-                found.add(f"{task}.{node.name.removeprefix('test_')}")
-    return found
 
 
 def _entry_problems(entry: dict[str, Any], assignment: Assignment, where: str) -> Iterator[str]:
     name = f"{where}: [[wrong]] {entry.get('id', '?')!r}"
     if set(entry) != ENTRY_KEYS:
-        yield (f"{name} has the fields {sorted(entry)}; an entry has exactly {sorted(ENTRY_KEYS)} "
-               "(misconceptions.toml's header comment says what each holds)")
+        if "task" not in entry and WRITTEN <= set(entry) <= ENTRY_KEYS:
+            yield (f"{name}: its edit does not apply to exactly one task's reference, so its task cannot "
+                   "be told: say `task = \"...\"`, or fix the edit")
+            return
+        yield (f"{name} has the fields {sorted(entry)}; an entry has {sorted(WRITTEN)}, and "
+               f"{sorted(ENTRY_KEYS - WRITTEN)} where they cannot be derived (docs/authors/authoring.md, "
+               "\"The two catalogues\")")
         return
     files = {task.id: task.file for task in assignment.tasks}
     if entry["task"] not in files:
@@ -93,6 +75,23 @@ def _entry_problems(entry: dict[str, Any], assignment: Assignment, where: str) -
                f"<task>.<function name without test_>)")
 
 
+def stale_placeholders(assignment: Assignment, wrong: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The scaffold's placeholder entries left in the catalogue of a task whose reference was rewritten
+    (one of them no longer applies): one problem a task says so, not one per stale edit."""
+    from autograder.authoring.scaffold import placeholder_catalogue
+
+    placeholders = placeholder_catalogue(assignment.id, [task.id for task in assignment.tasks])
+    stale = set()
+    for entry in wrong:
+        if entry not in placeholders:
+            continue
+        reference = assignment.solutions / str(entry["file"])
+        text = reference.read_text(encoding="utf-8") if reference.is_file() else ""
+        if any(text.count(old) != 1 for old, _ in entry["replace"]):
+            stale.add(entry["task"])
+    return [entry for entry in wrong if entry in placeholders and entry["task"] in stale]
+
+
 def misconception_problems(assignment: Assignment) -> Iterator[str]:
     """Every broken rule of `graders/misconceptions.toml` and `graders/correct/` (exam extensions:
     none, their content's own catalogue is checked)."""
@@ -113,8 +112,15 @@ def misconception_problems(assignment: Assignment) -> Iterator[str]:
     ids = Counter(e.get("id") for e in wrong)
     for twice in sorted(str(i) for i, n in ids.items() if n > 1):
         yield f"{where}: the id {twice!r} is used by {ids[twice]} entries: give each its own"
-    for entry in wrong:
-        yield from _entry_problems(entry, assignment, where)
+    stale = stale_placeholders(assignment, wrong)
+    for task in sorted({str(entry["task"]) for entry in stale}):
+        yield (f"{where}: task {task!r}: the scaffold's placeholder catalogue is still here: write your own "
+               "mistakes (edits of the reference you wrote: docs/authors/authoring.md, step 4)")
+    complete = complete_wrong(assignment, wrong, load_contract(assignment))
+    for raw, entry in zip(wrong, complete, strict=True):
+        if raw not in stale:
+            yield from _entry_problems(entry if WRITTEN <= set(raw) <= ENTRY_KEYS else raw, assignment, where)
+    wrong = complete
     tasks = [task.id for task in assignment.tasks]
     minimum = data.get("minimum", {})
     if not isinstance(minimum, dict) or set(minimum) - {"wrong", "correct"} or \
@@ -138,10 +144,9 @@ def misconception_problems(assignment: Assignment) -> Iterator[str]:
                    f"correct solution in another style, e.g. correct/{task}_other/{task}.py")
     if isinstance(minimum.get("correct"), int) and len(variants) < minimum["correct"]:
         yield f"{where}: {len(variants)} correct variants, its [minimum] says at least {minimum['correct']}"
-    required = data.get("required", {})
-    for task in sorted(set(tasks) ^ set(required)):
-        yield (f"{where}: [required] must name exactly the tasks: {task!r} is "
-               + ("missing" if task in tasks else "not a task"))
+    required = data.get("required", {})  # optional: the lesson's agreed mistakes, where it names some
+    for task in sorted(set(required) - set(tasks)):
+        yield f"{where}: [required] names {task!r}, which is not a task of grading.toml"
     covered = {(e.get("task"), str(k).lower()) for e in wrong for k in e.get("feedback", [])}
     for task, keywords in required.items():
         for keyword in keywords if isinstance(keywords, list) else []:

@@ -101,6 +101,13 @@ def render(assignment_id: str, tasks: list[str], title: str = "") -> dict[str, s
     return files
 
 
+def placeholder_catalogue(assignment_id: str, tasks: list[str]) -> list[dict[str, object]]:
+    """The [[wrong]] entries `autograder new` writes for these tasks (doctor tells them apart)."""
+    text = _environment().get_template("misconceptions.toml.j2").render(
+        id=assignment_id, tasks=tasks, title=assignment_id)
+    return list(tomllib.loads(text).get("wrong", []))
+
+
 def scaffold_assignment(kit_root: Path, assignment_id: str, tasks: list[str], title: str = "") -> Scaffold:
     """Write solutions/<id>/ and append its section to grading.toml; refuse an id already in use."""
     kit_root = Path(kit_root)

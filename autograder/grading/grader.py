@@ -19,6 +19,7 @@ from autograder.grading.course import Graders, load_graders, validate_points
 from autograder.grading.options import DEFAULT_OPTIONS, GradeOptions
 from autograder.grading.results import CheckResult, SubmissionResult, TaskResult
 from autograder.grading.task_runs import TaskRuns
+from autograder.probe_calls import student_paths
 from autograder.sandbox.client import WorkerProcess
 from autograder.sandbox.launch import Launch, bare_launch, bwrap_launch
 from autograder.sandbox.session import SandboxSession
@@ -182,5 +183,5 @@ class Grader:
             results = tuple(judge.run_check(c, session, graders, task) for c in checks)
             if inspect is not None:
                 inspect(session, checks, results)
-        output = session.close()
+        output = student_paths(session.close())
         return TaskResult(task.id, max_score, results, (), output, time.monotonic() - started)

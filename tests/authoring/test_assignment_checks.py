@@ -142,12 +142,25 @@ def test_doctor_names_first_what_the_catalogue_tests_would_reject(tmp_path):
     edit(catalogue, 'fails = ["beta.example", "beta.random_inputs"]\nmust_not_fail = []\n\n[[wrong]]\n'
          'id = "beta-returns-int"', 'fails = ["beta.exampel", "beta.random_inputs"]\nmust_not_fail = []\n\n'
          '[[wrong]]\nid = "beta-returns-int"')
+    alpha = 'file = "alpha.py"\nreplace = [["    return 2.0 * x\\n", "    return 2'
+    edit(catalogue, alpha + '.0 + x', alpha + ' + x')  # an entry of the author's own, no placeholder
     edit(assignment.graders / "messages" / "bn.toml", '"beta" = "', '"beta" = "the task ')
     problems = "\n".join(assignment_problems(assignment))
     where = "solutions/course_x/graders/misconceptions.toml: [[wrong]]"
     assert f"{where} 'alpha-adds-instead': '    return 2.0 * x\\n' occurs 0 times" in problems, problems
     assert f"{where} 'beta-adds-instead': ['beta.exampel'] are not checks of task 'beta'" in problems
     assert "messages/bn.toml: titles.beta has English words ['the']" in problems, problems
+
+
+def test_the_scaffolds_placeholder_catalogue_left_behind_is_one_problem_per_task(tmp_path):
+    """Issue #46: a reference rewritten under the scaffold's placeholder entries is one problem for the
+    task, not one per stale edit; a task still the scaffold's has none."""
+    _, assignment = scaffolded(tmp_path)
+    edit(assignment.solutions / "alpha.py", "    return 2.0 * x\n", "    return x + x\n")
+    problems = assignment_problems(assignment)
+    assert problems == ["solutions/course_x/graders/misconceptions.toml: task 'alpha': the scaffold's "
+                        "placeholder catalogue is still here: write your own mistakes (edits of the "
+                        "reference you wrote: docs/authors/authoring.md, step 4)"], problems
 
 
 def test_an_english_only_scaffold_has_no_problems_without_bn(tmp_path):

@@ -5,18 +5,22 @@ unit_rows,norm_linear,unit_rows_np` (English only: grading.toml `languages = ["e
 Scaffolded into a kit of its own and overlaid with those files, it passes doctor's static rules, its
 points add up, the reference scores full marks; every file of it is shown on the page as it is; and
 the hand-written lines of graders and messages per task are the numbers the page states (at most
-100 each).
+100 each). Issue #46: so are the lines of its contract and catalogue per task, in the short forms the
+kit derives the rest of (at most 25 each); the full kit's per-assignment tests run on it in
+tests/authoring/test_scaffolded_kit.py.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import tomllib
 from pathlib import Path
 
 from conftest import ROOT
 
 from autograder.authoring.assignment_checks import assignment_problems
+from autograder.authoring.catalogue_forms import edit_applies
 from autograder.authoring.scaffold import scaffold_assignment
 from autograder.config import load_kit
 from autograder.grading.course import load_graders, validate_points
@@ -27,6 +31,7 @@ EXAMPLE = ROOT / "docs" / "worked_example" / "norms"
 PAGE = ROOT / "docs" / "authors" / "authoring.md"
 TASKS = ["unit_rows", "norm_linear", "unit_rows_np"]
 LIMIT = 100  # hand-written lines of graders and messages per task (issue #35)
+TOML_LIMIT = 25  # hand-written lines of contract and catalogue per task (issue #46)
 
 
 def hand_written_lines(task: str) -> int:
@@ -40,12 +45,37 @@ def hand_written_lines(task: str) -> int:
     return count + sum(len(block.strip().splitlines()) for block in messages if block.startswith(f"[{task}."))
 
 
+def toml_lines() -> dict[str, int]:
+    """Per task, the lines of its contract tables and its [[wrong]] entries that are neither blank nor
+    comments (an entry belongs to the task whose reference its edit applies to, as the kit derives it)."""
+    graders = EXAMPLE / "graders"
+    counted = dict.fromkeys(TASKS, 0)
+    references = {task: (EXAMPLE / f"{task}.py").read_text(encoding="utf-8") for task in TASKS}
+    for name in ("hidden/contract.toml", "misconceptions.toml"):
+        for block in (graders / name).read_text(encoding="utf-8").split("\n\n"):
+            lines = [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+            if not lines:
+                continue
+            entry = tomllib.loads("\n".join(lines))
+            if "wrong" in entry:
+                owners = [t for t in TASKS if edit_applies(references[t], entry["wrong"][0]["replace"])]
+            else:
+                owners = list(entry)
+            assert len(owners) == 1, (name, block)
+            counted[owners[0]] += len(lines)
+    return counted
+
+
 def test_the_page_states_each_tasks_lines_and_they_are_few() -> None:
     page = PAGE.read_text(encoding="utf-8")
+    toml = toml_lines()
     for task in TASKS:
         lines = hand_written_lines(task)
-        assert lines <= LIMIT, (task, lines)
-        assert re.search(rf"\| `{task}` \| [^|]+ \| {lines} \|", page), (task, lines)
+        assert lines <= LIMIT and toml[task] <= TOML_LIMIT, (task, lines, toml[task])
+        assert re.search(rf"\| `{task}` \| [^|]+ \| {lines} \| {toml[task]} \|", page), (task, lines, toml)
+    graders = sum(map(hand_written_lines, TASKS))
+    total = rf"{graders} lines of graders for the three tasks .* and {sum(toml.values())}\s"
+    assert re.search(total, page.replace("\n", " ")), total
 
 
 def test_the_page_shows_every_file_as_it_is() -> None:

@@ -8,13 +8,12 @@ import json
 import shutil
 import subprocess
 import time
-import tomllib
 import urllib.request
 from pathlib import Path
 
 import pytest
 import websocket
-from conftest import make_result
+from conftest import browser, make_result
 from kit_assignments import ASSIGNMENTS, languages
 
 from autograder.config import Assignment, Kit
@@ -110,8 +109,7 @@ def test_bangla_pages_carry_bangla_headings_titles_and_their_font(assignment):
 
 # -- in Chromium ---------------------------------------------------------------------------------
 def _devtools(page: Path, profile: Path):
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert chromium, "Chromium is missing: run `AUTOGRADER_BROWSER=1 scripts/setup`"
+    (chromium,) = browser("chromium")  # or the test skips (make test: fails)
     process = subprocess.Popen(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run",
@@ -196,9 +194,9 @@ def test_chromium_draws_the_bangla_with_the_embedded_font(tmp_path, assignment):
 def breaks(assignment: Assignment) -> tuple[str, str | None, list[list[str]]]:
     """What the submission below breaks: the first task's file with a syntax error, and another task's
     file with its catalogue's first wrong edit (solutions/<id>/graders/misconceptions.toml), if any."""
-    catalogue = assignment.graders / "misconceptions.toml"
-    text = catalogue.read_text(encoding="utf-8") if catalogue.is_file() else ""
-    wrong = tomllib.loads(text).get("wrong", [])
+    from autograder.authoring.catalogue_forms import load_wrong  # the short forms derived
+
+    wrong = load_wrong(assignment)
     first = assignment.tasks[0]
     entry = next((e for e in wrong if e["task"] != first.id), None)
     return first.file, (entry["file"] if entry else None), (entry["replace"] if entry else [])
