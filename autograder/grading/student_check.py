@@ -98,13 +98,15 @@ def _own_names(namespace: Mapping[str, Any], task: ManifestTask, module: str) ->
 
 
 def check_task(loaded: LoadedChecks, task: ManifestTask, folder: Path,
-               namespace: Mapping[str, Any] | None = None, forked: bool = False) -> TaskOutcome:
+               namespace: Mapping[str, Any] | None = None, forked: bool = False,
+               spawned: bool = False) -> TaskOutcome:
     """One task's public checks on `folder`'s file, or on `namespace` (a notebook's names; a task
     none of whose names the notebook defined is checked in its file beside the notebook, if any).
 
     `forked` (Linux): the probes run in forks of this process timed as the grade times its runs
     (grading/task_runs.py: a lost call costs the checks that make it, the others go on in a fresh
-    fork), so the verdicts are the grade's; else in this process, untimed."""
+    fork), so the verdicts are the grade's; `spawned` too, in a spawned process per run (Windows,
+    macOS: grading/student_spawn.py; files only); else in this process, untimed."""
     graders = loaded.graders
     assert graders is not None, "a self-check that is turned off checks no task"
     checks = tuple(c for c in graders.for_task(task.id) if c.public)
@@ -128,8 +130,12 @@ def check_task(loaded: LoadedChecks, task: ManifestTask, folder: Path,
         from autograder.grading.student_fork import ForkedRun
         from autograder.grading.task_runs import TaskRuns
 
+        kind = ForkedRun
+        if spawned and module is None:
+            from autograder.grading.student_spawn import SpawnedRun as kind
+
         def start(budget: float, counter: int) -> ForkedRun:
-            return ForkedRun(task.id, folder, config.module, graders.probes_source, module, budget, counter)
+            return kind(task.id, folder, config.module, graders.probes_source, module, budget, counter)
 
         first = start(config.time_limit, 0)
         if first.lost is not None:  # the import itself was lost: every check, as graded

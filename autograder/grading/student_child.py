@@ -28,7 +28,7 @@ from autograder.errors import AutograderError, ConfigError
 from autograder.grading.student_environment import BrokenInstall, Fault, version_faults
 from autograder.grading.student_locate import find_student_checks, read_student_manifest, selected_tasks
 from autograder.grading.student_results import ENDED, STOPPED, CheckReport, TaskOutcome, outcome_from_dict
-from autograder.grading.task_runs import TIME_BOUND_FACTOR
+from autograder.grading.task_runs import MAX_RUNS, TIME_BOUND_FACTOR
 from autograder.manifest import Manifest, ManifestTask, student_folder
 from autograder.sandbox.inside.clock import MAX_STRETCH, TaskClock
 
@@ -36,7 +36,15 @@ LOAD_BUDGET = 300.0  # seconds for the child to start and import torch, the chec
 GRACE = 5.0  # beyond a task's own time limit (its checks' own work, hypothesis shrinking a failure)
 TICK = 0.25  # how often a waiting process looks at the task's clock again
 FORKS = sys.platform == "linux"  # where a warm process may fork the task's (Windows has no fork,
-# macOS's system libraries are not safe to use in a forked child)
+# macOS's system libraries are not safe to use in a forked child); elsewhere each run is spawned
+START_METHOD = "AUTOGRADER_START_METHOD"  # "spawn" forces spawned runs on Linux (the tests' way)
+SPAWN_LOAD = 60.0  # wall seconds a spawned run may take to start (off its clock), for the guard
+
+
+def forks() -> bool:
+    """Whether a task's runs are forks of the warm child (else spawned processes)."""
+    chosen = os.environ.get(START_METHOD, "")
+    return FORKS if chosen not in ("fork", "spawn") else chosen == "fork" and hasattr(os, "fork")
 
 
 def _send(conn: Connection, message: dict[str, Any]) -> None:
@@ -76,8 +84,8 @@ def child_main(conn: Connection, folder: str, checks_dir: str, lang: str | None,
         with student_process.private_tmp(tasks_tmp):
             for task_id in tasks:
                 task = by_id[task_id]
-                _send(conn, {"start": task_id, "timed": fork_tasks})
-                outcome = _task_here(loaded, task, folder, forked=fork_tasks)
+                _send(conn, {"start": task_id, "timed": True, "spawned": not fork_tasks})
+                outcome = _task_here(loaded, task, folder, forked=True, spawned=not fork_tasks)
                 _send(conn, {"outcome": outcome})
                 student_process.empty_folder(tasks_tmp)
     except AutograderError as exc:
@@ -93,14 +101,15 @@ def _probe() -> list[Fault]:
 
 
 def _task_here(loaded: Any, task: ManifestTask, folder: str,
-               namespace: Mapping[str, Any] | None = None, forked: bool = False) -> dict[str, Any]:
+               namespace: Mapping[str, Any] | None = None, forked: bool = False,
+               spawned: bool = False) -> dict[str, Any]:
     """One task checked in this process: its probes here too, or (`forked`) in forks of it."""
     from autograder.grading.student_check import check_task, output_note
     from autograder.grading.student_process import capped_output
     from autograder.grading.student_results import outcome_to_dict
 
     with capped_output(output_note(loaded)):
-        outcome = check_task(loaded, task, Path(folder), namespace, forked=forked)
+        outcome = check_task(loaded, task, Path(folder), namespace, forked=forked, spawned=spawned)
     return outcome_to_dict(outcome)
 
 
@@ -141,7 +150,8 @@ def run_check_in_child(folder: Path, task: str | None = None, lang: str | None =
                        checks_dir: Path | None = None, start_method: str = "spawn",
                        fork_tasks: bool | None = None) -> CheckReport:
     """Like student_check.run_check, in a child started with `start_method` (default: spawn) that
-    forks each task's process where `fork_tasks` (default: on Linux)."""
+    forks each task's runs where `fork_tasks` (default: on Linux, unless AUTOGRADER_START_METHOD=spawn),
+    else spawns them (grading/student_spawn.py)."""
     import shutil
     import tempfile
 
@@ -157,13 +167,13 @@ def run_check_in_child(folder: Path, task: str | None = None, lang: str | None =
         from autograder.grading.student_check import run_check
 
         return run_check(folder, task, lang, checks_dir=checks_dir)
-    forks = FORKS if fork_tasks is None else fork_tasks
+    use_forks = forks() if fork_tasks is None else fork_tasks
     # The tasks' temporary files go there (the child points TMPDIR at it once torch is loaded);
     # removed at the end, whatever a lost child left in it.
     tmp = tempfile.mkdtemp(prefix="autograder-check-")
     try:
         outcomes, chosen, labels = _run_children(manifest, pending, folder, checks_dir, lang, tmp,
-                                                 multiprocessing.get_context(start_method), forks)
+                                                 multiprocessing.get_context(start_method), use_forks)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     title = labels.pop("title", "") or manifest.title
@@ -179,7 +189,9 @@ def _run_children(manifest: Manifest, pending: list[ManifestTask], folder: Path,
     chosen = lang or manifest.language
     while pending:
         receiver, sender = context.Pipe(duplex=False)
-        child = context.Process(target=child_main, daemon=True, name="autograder-check",
+        # Not a daemon where it spawns its runs (multiprocessing lets no daemon have children);
+        # it is killed below either way.
+        child = context.Process(target=child_main, daemon=forks, name="autograder-check",
                                 args=(sender, str(folder.resolve()), str(checks_dir), lang,
                                       [t.id for t in pending], tmp, forks))
         child.start()
@@ -199,7 +211,8 @@ def _run_children(manifest: Manifest, pending: list[ManifestTask], folder: Path,
                 if reply is not None and "start" in reply:
                     if reply.get("timed"):  # the child times its runs; this only guards against a stuck child
                         bound = TIME_BOUND_FACTOR * current.time_limit + GRACE
-                        reply = _receive(receiver, bound * MAX_STRETCH + GRACE)
+                        loads = MAX_RUNS * SPAWN_LOAD if reply.get("spawned") else 0.0
+                        reply = _receive(receiver, bound * MAX_STRETCH + GRACE + loads)
                     else:
                         reply = _timed_receive(receiver, child.pid, current.time_limit + GRACE)
                 if reply is None or "outcome" not in reply:

@@ -79,6 +79,29 @@ class ForkedRun:
         self.status: dict[str, Any] = {}
         self.buffer = bytearray()
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        pid, sock, where, out_r = self._begin(folder, module_name, probes_source, module)
+        self.pid, self.sock, self.where, self.out = pid, sock, where, out_r
+        self.open = True
+        sock.setblocking(False)
+        self.readers = selectors.DefaultSelector()
+        self.readers.register(sock, selectors.EVENT_READ, "answer")
+        self.readers.register(out_r, selectors.EVENT_READ, "output")
+        frame = self._await()
+        if frame is not None:
+            try:
+                status = codec.decode(frame)
+            except ValueError:
+                status = None
+            if type(status) is dict and "tampered" in status:
+                self._lose("tampered", detail=str(status["tampered"])[:300])
+            elif type(status) is dict and type(status.get("imported")) is bool:
+                self.status = status
+            else:
+                self._lose("protocol")
+
+    def _begin(self, folder: Path, module_name: str, probes_source: str, module: types.ModuleType | None
+               ) -> tuple[int, socket.socket, socket.socket, Any]:
+        """Start the run's process: its pid, call and whereabouts channels, and output (a pipe's fd)."""
         sock, child_sock = socket.socketpair()
         where, child_where = socket.socketpair()
         out_r, out_w = os.pipe()
@@ -96,25 +119,14 @@ class ForkedRun:
         child_sock.close()
         child_where.close()
         os.close(out_w)
-        self.pid, self.sock, self.where, self.out = pid, sock, where, out_r
-        self.open = True
-        sock.setblocking(False)
         os.set_blocking(out_r, False)
-        self.readers = selectors.DefaultSelector()
-        self.readers.register(sock, selectors.EVENT_READ, "answer")
-        self.readers.register(out_r, selectors.EVENT_READ, "output")
-        frame = self._await()
-        if frame is not None:
-            try:
-                status = codec.decode(frame)
-            except ValueError:
-                status = None
-            if type(status) is dict and "tampered" in status:
-                self._lose("tampered", detail=str(status["tampered"])[:300])
-            elif type(status) is dict and type(status.get("imported")) is bool:
-                self.status = status
-            else:
-                self._lose("protocol")
+        return pid, sock, where, out_r
+
+    def _output_chunk(self) -> bytes:
+        return os.read(self.out, 65536)
+
+    def _close_output(self) -> None:
+        os.close(self.out)
 
     # -- calls ----------------------------------------------------------------------------------
     def call(self, probe: str, /, **kwargs: Any) -> Any:
@@ -230,7 +242,7 @@ class ForkedRun:
         """What the fork printed, passed on to this process's stdout (a self-check caps it there)."""
         while True:
             try:
-                chunk = os.read(self.out, 65536)
+                chunk = self._output_chunk()
             except (BlockingIOError, OSError):
                 return
             if not chunk:
@@ -244,6 +256,13 @@ class ForkedRun:
     # -- its end --------------------------------------------------------------------------------
     def _ended(self) -> None:
         """The fork closed its channel: it ended (or is about to); why, from its exit status."""
+        status = self._exit_status()
+        if status is None:  # it closed its channel but kept running
+            self._lose("protocol")
+            return
+        self._lose(death_reason(status[0], status[1], float("inf")), reaped=True)
+
+    def _exit_status(self) -> tuple[int, float] | None:
         deadline = time.monotonic() + 1.0
         status = None
         while time.monotonic() < deadline:
@@ -253,10 +272,15 @@ class ForkedRun:
                     status = (code, usage.ru_utime + usage.ru_stime)
                     break
             time.sleep(0.01)
-        if status is None:  # it closed its channel but kept running
-            self._lose("protocol")
-            return
-        self._lose(death_reason(status[0], status[1], float("inf")), reaped=True)
+        return status
+
+    def _kill(self, reaped: bool) -> None:
+        for kill in (os.killpg, os.kill):
+            with contextlib.suppress(OSError):
+                kill(self.pid, signal.SIGKILL)
+        if not reaped:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
 
     def _lose(self, reason: str, ask: bool = False, detail: str = "", reaped: bool = False) -> None:
         if self.lost is not None:
@@ -273,15 +297,10 @@ class ForkedRun:
         if not self.open:
             return
         self.open = False
-        for kill in (os.killpg, os.kill):
-            with contextlib.suppress(OSError):
-                kill(self.pid, signal.SIGKILL)
-        if not reaped:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(self.pid, 0)
+        self._kill(reaped)
         self._show_output()
         self.readers.close()
-        for closing in (self.sock.close, self.where.close, lambda: os.close(self.out)):
+        for closing in (self.sock.close, self.where.close, self._close_output):
             with contextlib.suppress(OSError):
                 closing()
         tail = self.decoder.decode(b"", final=True)

@@ -9,10 +9,12 @@ was up, the CPU, memory or process limits, a crash, an exit) the run is gone wit
 - the rest of that check is not run (hypothesis would otherwise try input after input on it);
 - the task's other checks go on in a fresh run, which imports the file again.
 
-Bound: a run may use at most the task's time limit T of its own time (its calls and its import);
-all runs of a task together at most TIME_BOUND_FACTOR * T, and at most MAX_RUNS runs. Past
-either bound the remaining calls are refused: those checks fail with `engine.not_run`, which
-names the call that was stopped first, never another function. A submission that changes the
+Bound: all runs of a task together share its time limit T of their own time (their calls and
+their imports): a fresh run is given what the runs before it left of T, so a hang costs at most
+T in all (issue 44; a hang uses up its run's time, so the checks after it are refused). At most
+MAX_RUNS runs. Past either bound the remaining calls are refused: those checks fail with
+`engine.not_run`, which says the task's time was used up by the call that was stopped first
+(and names it), never that this check's own code is wrong. A submission that changes the
 probes (`tampered`) gets no fresh run: the task is over, as before.
 """
 
@@ -25,7 +27,7 @@ from typing import Any, Protocol
 
 from autograder.checks import WorkerLost
 
-TIME_BOUND_FACTOR = 2.0  # all runs of a task together: at most twice its time limit of its own time
+TIME_BOUND_FACTOR = 1.0  # all runs of a task together: at most its time limit of their own time
 MAX_RUNS = 8  # a fresh run per lost call costs an import: a task that loses call after call stops here
 NOT_RUN = "not_run"  # the engine's reason (engine.not_run) for a call past the bounds
 FINAL = frozenset({"tampered"})  # losses after which nothing of the task runs again

@@ -47,6 +47,7 @@ class SandboxSession:
         self.opened: OpenResult | None = None
         self.budget = float(task.time_limit if budget is None else budget)
         self.run_budget = self.budget
+        self.cpu: float | None = None  # CPU seconds its child used in all, as its relay reaped it
 
     def open(self, files: dict[str, bytes], probes_source: str) -> OpenResult:
         limits = {
@@ -90,8 +91,14 @@ class SandboxSession:
     def _failed(self, where: str) -> WorkerLost:
         return WorkerLost(FAILURES.get(self.worker.failure, "killed"), where)
 
+    def _took(self, reply: dict[str, Any]) -> None:
+        cpu = reply.get("cpu")
+        if type(cpu) in (int, float) and cpu >= 0:  # type: ignore[operator]
+            self.cpu = float(cpu)  # type: ignore[arg-type]
+
     def _lost_reply(self, reply: dict[str, Any], where: str) -> WorkerLost:
         self.output = clean_text(reply.get("output", ""), OUTPUT_LIMIT)
+        self._took(reply)
         detail = reply.get("detail")
         return WorkerLost(clean_text(reply["lost"], 100), clean_text(detail, 200) if detail else where,
                           StoppedAt.from_plain(reply.get("where")))
@@ -151,6 +158,7 @@ class SandboxSession:
         reply = self.worker.request({"op": "close"}, CLOSE_BUDGET)
         if reply and reply.get("closed") is True:
             self.output = clean_text(reply.get("output", ""), OUTPUT_LIMIT)
+            self._took(reply)
             dropped = reply.get("dropped")
             if type(dropped) is int and dropped > 0:
                 self.output += f"\n... [{dropped} more bytes of output dropped]"

@@ -48,13 +48,13 @@ class FakeRun:
         return "printed"
 
 
-def runs(limit: float = 3.0) -> tuple[TaskRuns, list[str]]:
+def runs(limit: float = 3.0, cost: float = 3.0) -> tuple[TaskRuns, list[str]]:
     log: list[str] = []
-    return TaskRuns("t", limit, FakeRun(limit, 0, log), lambda b, c: FakeRun(b, c, log)), log
+    return TaskRuns("t", limit, FakeRun(limit, 0, log, cost), lambda b, c: FakeRun(b, c, log, cost)), log
 
 
 def test_a_lost_call_costs_its_check_and_the_same_call_later_not_the_others():
-    session, log = runs()
+    session, log = runs(cost=1.0)  # stopped after 1 s of its 3 (a crash, say): 2 s are left
     session.begin_check()
     with pytest.raises(WorkerLost) as first:
         probe_call(session, "hang", "`train(model)`", n=1)
@@ -66,7 +66,7 @@ def test_a_lost_call_costs_its_check_and_the_same_call_later_not_the_others():
     with pytest.raises(WorkerLost) as again:  # the very same call is not run again
         session.call("hang", n=1)
     assert again.value.reason == "time_limit" and again.value.call == "`train(model)`"
-    assert log == ["start 3", "hang", "start 3", "ok"]
+    assert log == ["start 3", "hang", "start 2", "ok"]  # the fresh run has what is left of T
     assert session.counter == 2  # seeds go on across runs
     assert session.close() == "printed\nprinted"
 
@@ -77,9 +77,43 @@ def test_past_the_bound_calls_are_refused_naming_the_first_stopped_call():
         session.begin_check()
         with pytest.raises(WorkerLost) as lost:
             probe_call(session, "hang", f"`train({n})`", n=n)
-    assert log.count("hang") == int(TIME_BOUND_FACTOR)  # 2 x 3 s: the time is used up
+    assert TIME_BOUND_FACTOR == 1.0 and log.count("hang") == 1  # the hang used up T: no fresh run
     assert lost.value.reason == "not_run" and lost.value.call == "`train(0)`"
     assert lost.value.stopped_at == WHERE
+
+
+@pytest.mark.parametrize("cost", [0.5, 1.0, 1.7, 3.0])
+def test_the_runs_of_a_task_share_its_limit(cost: float):
+    """Issue 44: a hang costs at most T in all, not 2 T. Each stopped call spends `cost` seconds
+    of its run (a hang spends all that is left): the runs' own time adds up to at most T, and a
+    check that still finds time left runs."""
+    limit = 3.0
+    log: list[str] = []
+    made: list[FakeRun] = []
+
+    def start(budget: float, counter: int) -> FakeRun:
+        made.append(FakeRun(budget, counter, log, cost))
+        return made[-1]
+
+    session = TaskRuns("t", limit, start(limit, 0), start)
+    answered, refused = 0, []
+    for n in range(3 * MAX_RUNS):
+        session.begin_check()
+        with pytest.raises(WorkerLost):
+            session.call("hang", n=n)
+        session.begin_check()
+        try:
+            answered += session.call("ok", n=1) == 1
+        except WorkerLost as lost:
+            refused.append(lost.reason)
+    assert set(refused) <= {"not_run"}
+    session.close()
+    spent = sum(run.run_budget - run.budget for run in made)
+    assert spent <= limit + 1e-9, [(run.run_budget, run.budget) for run in made]
+    assert all(later.run_budget <= limit - sum(r.run_budget - r.budget for r in made[:i]) + 1e-9
+               for i, later in enumerate(made))
+    # a run with time left after its hang answers
+    assert answered == sum(1 for run in made if run.run_budget > cost)
 
 
 def test_a_process_that_ends_fast_each_time_gets_at_most_max_runs():
@@ -112,6 +146,7 @@ def test_the_feedback_names_the_call_and_the_line_never_the_probe(lang: str):
     assert "`while True: pass`" in text and "tinynet_train" not in text and "30" in text
     refused = WorkerLost("not_run", "", WHERE, "train_tinynet(model, X, y)")
     key, text = lost_feedback(graders, task, refused)
-    assert key == "engine.not_run" and "`tinynet.py:22`" in text and "60" in text
+    assert key == "engine.not_run" and "`tinynet.py:22`" in text and "30 s" in text and "60" not in text
+    assert ("used up the task's time limit" if lang == "en" else "সময়সীমা শেষ হয়ে গেছে") in text
     unnamed = lost_feedback(graders, task, WorkerLost("exited", "tinynet_train"))[1]
     assert "tinynet_train" not in unnamed

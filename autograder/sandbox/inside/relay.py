@@ -65,6 +65,7 @@ class Relay:
         self.budget = 0.0  # seconds of the task's limit left, on its own clock (clock.TaskClock)
         self.cpu_limit = 0.0
         self.output_limit = 65536
+        self.cpu: float | None = None  # CPU seconds the task's last child used, once it is reaped
 
     def serve(self) -> int:
         prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of the task become ours, to be killed and reaped
@@ -96,7 +97,7 @@ class Relay:
             elif op == "close":
                 output, dropped = self._take_output()
                 clean = self._finish()
-                self._reply({"closed": True, "output": output, "dropped": dropped})
+                self._reply({"closed": True, "output": output, "dropped": dropped, "cpu": self.cpu})
                 self.finished = True
                 if not clean:
                     return RELAY_STUCK
@@ -147,6 +148,7 @@ class Relay:
         self.output_limit = int(limits["output_kb"]) * 1024
         self.budget = float(limits["wall"])  # seconds the child may spend working, all calls together
         self.cpu_limit = max(1, int(limits["cpu"]))
+        self.cpu = None
         source = request["probes"]
         probes_code = template.compiled.get(source)
         if probes_code is None:  # compile once per worker: tell the template (it never reads requests)
@@ -336,7 +338,7 @@ class Relay:
             where = told_where(self.child.where, WHERE_WAIT if ask else 0.1, ask)
         output, _ = self._take_output()
         self.clean = self._finish()
-        self._reply({"lost": reason, "detail": probe, "output": output, "where": where})
+        self._reply({"lost": reason, "detail": probe, "output": output, "where": where, "cpu": self.cpu})
         self.finished = True
 
     def _finish(self) -> bool:
@@ -344,6 +346,9 @@ class Relay:
         deadline = time.monotonic() + CLEANUP_SECONDS
         if self.child is not None:
             self.child.kill(deadline)  # its end is watched on its pidfd: no polling for the common case
+            # Reaped here, before kill_all reaps the rest: its own CPU time (threads included) is
+            # reported, so what a task's children used in all can be told (task_runs's bound).
+            self.cpu = self.child.status[1] if self.child.reap() and self.child.status else None
         killed = kill_all(self.template.pid_namespace, deadline)
         if self.child is not None:
             self.child.close()
