@@ -1,4 +1,4 @@
-"""Public checks of task numpy_forward: linear (the lesson's example, square weights), output shape and dtype."""
+"""Public checks of task numpy_forward: linear (lesson example, square weights), output shape, dtype."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def run_linear(worker, x, W, b, tol: float) -> None:
 
 @points(4)
 def test_linear_lesson_example(worker, params):
-    """linear(x, W, b) = x @ W.T + b: the lesson's example gives [4.6, -0.7], and batches are right, square weights too
+    """linear(x, W, b) = x @ W.T + b: the lesson's example gives [4.6, -0.7]; batches, square W too
 
     One check owns linear's values (one slip, one charge): the lesson's example, a batch of 4 with
     non-square weights, and square weights, where forgetting the transpose raises no error."""
