@@ -1,4 +1,4 @@
-"""Public checks of task numpy_forward: the lesson's nn.Linear example, output shape (N,) and dtype."""
+"""Public checks of task numpy_forward: linear (lesson example, square weights), output shape, dtype."""
 
 from __future__ import annotations
 
@@ -51,9 +51,12 @@ def run_linear(worker, x, W, b, tol: float) -> None:
     fail("numpy_forward.linear_values", call=what, error=describe(got, want))
 
 
-@points(2)
+@points(4)
 def test_linear_lesson_example(worker, params):
-    """linear(x, W, b) = x @ W.T + b: the lesson's example gives [4.6, -0.7], and a batch of 4 is right"""
+    """linear(x, W, b) = x @ W.T + b: the lesson's example gives [4.6, -0.7]; batches, square W too
+
+    One check owns linear's values (one slip, one charge): the lesson's example, a batch of 4 with
+    non-square weights, and square weights, where forgetting the transpose raises no error."""
     nf = params.numpy_forward
     x = np.array([nf.lesson_x])
     W, b = np.array(nf.lesson_W), np.array(nf.lesson_b)
@@ -68,6 +71,10 @@ def test_linear_lesson_example(worker, params):
     gen = rng(nf.input_seed)
     run_linear(worker, gen.normal(size=(4, 5)), gen.normal(size=(3, 5)), gen.normal(size=3),
                params.tol.float64)
+    square = rng(nf.input_seed + 7)
+    for n in nf.square_sizes:
+        run_linear(worker, square.normal(size=(5, n)), square.normal(size=(n, n)), square.normal(size=n),
+                   params.tol.float64)
 
 
 def scaled_head(state: dict[str, np.ndarray], factor: float) -> dict[str, np.ndarray]:

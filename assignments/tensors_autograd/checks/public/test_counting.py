@@ -1,8 +1,8 @@
-"""Public checks of task counting: the lesson's TinyNet(3, 8, 2) count and exercise 2's growth."""
+"""Public checks of task counting: tinynet_count (lesson and hidden sizes) and exercise 2's growth."""
 
 from __future__ import annotations
 
-from autograder.graders import call, fail, points, scalar_type
+from autograder.graders import call, fail, note, points, scalar_type
 
 from ..support import number
 
@@ -31,10 +31,25 @@ def check_count(worker, i: int, h: int, o: int, want: int, types: bool = False) 
 
 
 def check_growth(worker, i: int, o: int, h0: int, h1: int, want: int, types: bool = False) -> None:
+    """growth(i, o, h0, h1) is the change of the count. Judged on the student's own tinynet_count
+    (growth is naturally written with it): a growth that is their own counts' difference passes with a
+    note, since a slip in the count (its value or its type) is the count check's to charge, once."""
     what = f"growth({i}, {o}, {h0}, {h1})"
     obs = call(worker, "counting_growth", what, in_features=i, out_features=o, hidden_from=h0, hidden_to=h1)
-    got = _whole(obs, what, types)
+    got = _whole(obs, what, False)
+    own = None
+    if types and scalar_type(obs, "int"):
+        own = own_counts(worker, i, o, h0, h1)
+        if own is None or not own[1]:
+            fail("counting.not_int", call=what, got_type=scalar_type(obs, "int"))
+        note("common.note_other_check", check="counting.lesson_count",
+             detail=f"{what} is a {own[1]}, as your own tinynet_count is")
     if got == want:
+        return
+    own = own or own_counts(worker, i, o, h0, h1)
+    if own is not None and got == own[0]:
+        note("common.note_other_check", check="counting.lesson_count",
+             detail=f"{what} == {got}, the difference of your own counts, where PyTorch's give {want}")
         return
     if got == -want and want < 0:
         fail("counting.growth_sign", call=what, got=got, want=want)
@@ -42,6 +57,20 @@ def check_growth(worker, i: int, o: int, h0: int, h1: int, want: int, types: boo
     if got == total:
         fail("counting.growth_total", call=what, got=got, want=want)
     fail("counting.growth", call=what, got=got, want=want)
+
+
+def own_counts(worker, i: int, o: int, h0: int, h1: int) -> tuple[int, str] | None:
+    """The student's own tinynet_count(i, h1, o) - tinynet_count(i, h0, o), and the type name of their
+    count when it is not an int ("" when it is); None when a count is not a whole number."""
+    found = []
+    for h in (h0, h1):
+        obs = call(worker, "counting_tinynet", f"tinynet_count({i}, {h}, {o})", in_features=i, hidden=h,
+                   out_features=o)
+        value = number(obs)
+        if value is None or value != int(value):
+            return None
+        found.append((int(value), scalar_type(obs, "int")))
+    return found[1][0] - found[0][0], found[1][1] or found[0][1]
 
 
 def count(i: int, h: int, o: int) -> int:
@@ -53,13 +82,19 @@ def hidden_sizes(gen, k: int, top: int) -> list[int]:
     return [int(v) for v in gen.integers(1, top + 1, k)]
 
 
-@points(2)
+@points(5)
 def test_lesson_count(worker, params, challenge):
-    """tinynet_count(3, 8, 2) == 50, the lesson's TinyNet (and a TinyNet of hidden sizes)"""
+    """tinynet_count(3, 8, 2) == 50, the lesson's TinyNet, and TinyNet's count for hidden sizes
+
+    The one check of tinynet_count (one slip, one charge): its value and its type on the lesson's
+    sizes and hidden ones, its value on a sweep of random sizes (hidden too)."""
     (i, h, o), want = params.counting.lesson
     check_count(worker, i, h, o, want, types=True)
     i, h, o = hidden_sizes(challenge.rng("sizes"), 3, params.counting.max_size)
     check_count(worker, i, h, o, count(i, h, o), types=True)
+    sweep = challenge.rng("sweep")
+    for i, h, o in [(1, 1, 1), *(hidden_sizes(sweep, 3, params.counting.max_size) for _ in range(12))]:
+        check_count(worker, i, h, o, count(i, h, o))
 
 
 @points(2)

@@ -1,4 +1,4 @@
-"""Hidden checks of task counting: random sizes against PyTorch's own count; shrinking networks."""
+"""Hidden checks of task counting: growth for random sizes against PyTorch's own counts, shrinking too."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from autograder.graders import points
 
 from ..params import default
-from ..public.test_counting import check_count, check_growth
+from ..public.test_counting import check_growth
 
 size = st.integers(1, default().counting.max_size)
 
@@ -18,14 +18,6 @@ def torch_count(i: int, h: int, o: int) -> int:
     from ._loop import lesson_tinynet
 
     return sum(p.numel() for p in lesson_tinynet(i, h, o).parameters())
-
-
-@points(3)
-@given(i=size, h=size, o=size)
-@example(i=5, h=7, o=3)
-def test_count_random(worker, params, i, h, o):
-    """tinynet_count equals sum(p.numel() for p in TinyNet(i, h, o).parameters()) for random sizes"""
-    check_count(worker, i, h, o, torch_count(i, h, o))
 
 
 @points(3)
