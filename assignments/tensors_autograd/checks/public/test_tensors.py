@@ -1,4 +1,4 @@
-"""Public checks of task tensors: memory shared with NumPy, to_numpy on a graph tensor, row_dots."""
+"""Public checks of task tensors: share_numpy, to_numpy, row_dots (one check each, dtypes and shapes)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,14 @@ import numpy as np
 from autograder.graders import call, describe, fail, fmt_shape, judge_equal, points, require_array
 
 from ..support import rng
+
+
+def _values(gen: np.random.Generator, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    if dtype == "bool":
+        return gen.random(shape) < 0.5
+    if dtype.startswith("int"):
+        return gen.integers(-50, 50, shape).astype(dtype)
+    return gen.normal(size=shape).astype(dtype)
 
 
 def _writes(gen: np.random.Generator, arr: np.ndarray) -> np.ndarray:
@@ -58,23 +66,46 @@ def check_row_dots(worker, a: np.ndarray, b: np.ndarray, tol: float) -> None:
     judge_equal(obs, what, want, dtype=a.dtype.name, tol=tol, keys={"values": "tensors.row_dots_values"})
 
 
-@points(3)
+# One check per function (one slip, one charge): each judges its function's whole contract, on the
+# lesson's example and on a sweep of dtypes and shapes whose values come from a hidden seed.
+
+
+@points(5)
 def test_share_numpy(worker, params, challenge):
-    """share_numpy(arr) shares memory with arr both ways and keeps float64 as float64"""
+    """share_numpy(arr) shares memory with arr both ways, keeps its dtype and shape (float64, int64, ...)"""
     arr = rng(params.tensors.seed).normal(size=(3, 4))
-    check_shared(worker, arr, challenge.rng("writes"))
+    writes = challenge.rng("writes")
+    check_shared(worker, arr, writes)
+    gen = rng(params.tensors.seed + 10)
+    for dtype in params.tensors.dtypes:
+        for shape in params.tensors.shapes:
+            check_shared(worker, _values(gen, dtype, shape), writes)
 
 
-@points(3)
+@points(5)
 def test_to_numpy_requires_grad(worker, params):
-    """to_numpy works on a tensor with requires_grad=True, keeps dtype and shape, leaves it unchanged"""
+    """to_numpy works with requires_grad=True and on non-leaf tensors, keeps dtype and shape, t unchanged"""
     values = rng(params.tensors.seed + 1).normal(size=(2, 3)).astype(np.float32)
     check_to_numpy(worker, values, "leaf")
+    gen = rng(params.tensors.seed + 11)
+    for k, dtype in enumerate(params.tensors.to_numpy_dtypes):
+        check_to_numpy(worker, _values(gen, dtype, params.tensors.shapes[k % 3]), "plain")
+    for dtype in ("float32", "float64"):
+        check_to_numpy(worker, _values(gen, dtype, (4, 2)), "nonleaf")
+        check_to_numpy(worker, _values(gen, dtype, (3,)), "leaf")
 
 
-@points(3)
+@points(5)
 def test_row_dots(worker, params):
-    """row_dots of two (N, D) tensors is the (N,) tensor of a[i] @ b[i]"""
+    """row_dots of two (N, D) tensors is the (N,) tensor of a[i] @ b[i], for random shapes, N = 1 too"""
     gen = rng(params.tensors.seed + 2)
     a, b = gen.normal(size=(5, 3)), gen.normal(size=(5, 3))
     check_row_dots(worker, a, b, params.tol.float64)
+    P = params.tensors
+    cases = [(1, 4, False)] + [(int(gen.integers(1, P.max_rows + 1)), int(gen.integers(1, P.max_dim + 1)),
+                                bool(k % 2)) for k in range(12)]
+    for n, d, double in cases:
+        dtype = np.float64 if double else np.float32
+        a, b = gen.normal(size=(n, d)).astype(dtype), gen.normal(size=(n, d)).astype(dtype)
+        tol = (params.tol.float64 if double else params.tol.float32) * max(1.0, d)
+        check_row_dots(worker, a, b, tol)
