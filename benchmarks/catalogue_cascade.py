@@ -12,7 +12,10 @@ script twice (`--base main` and without) to compare before and after (`--todays-
 today's entries, the new ones too, with the old graders). `--json` writes every entry's failing
 checks, to diff two runs. Besides the checks, each mistake's properties charged are counted: the
 fewest properties of today's contract matrices (graders/hidden/contract.toml) that explain every
-check it fails (each check proves one of them, or relies on one).
+check it fails (each check proves one of them, or relies on one). Entries in the catalogue's short
+form are completed as the kit's tests complete them (autograder/authoring/catalogue_forms.py), and each
+assignment ends with how many mistakes lose exactly their catalogued `fails` and touch no other task
+(issue 44: all of them, once every property has one owner).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from challenge_cost import base_kit  # noqa: E402
 
+from autograder.authoring import catalogue_forms  # noqa: E402
 from autograder.config import load_kit  # noqa: E402
 from autograder.errors import SandboxUnavailable  # noqa: E402
 from autograder.grading.grader import Grader  # noqa: E402
@@ -62,16 +66,20 @@ def grade_catalogue(root: Path, assignment: str, sandbox: bool, tmp: Path,
         section = tomllib.load(f)["assignments"][assignment]
     solutions = root / "solutions" / assignment
     catalogue = catalogue or solutions / "graders" / "misconceptions.toml"
-    wrong = tomllib.loads(catalogue.read_text(encoding="utf-8"))
+    # the short forms (an entry's task, file and fails left out) completed as the kit's tests do
+    wrong = catalogue_forms.complete_wrong(
+        kit.assignment(assignment), tomllib.loads(catalogue.read_text(encoding="utf-8")).get("wrong", []),
+        catalogue_forms.load_contract(kit.assignment(assignment)))
     found: dict[str, dict] = {}
     with Grader(kit, assignment, GradeOptions(sandbox=sandbox)) as grader:
-        for entry in wrong.get("wrong", []):
+        for entry in wrong:
             folder = build(solutions, section, entry, tmp / assignment / entry["id"])
             result = grader.grade(folder, student=entry["id"])
             task = result.task(entry["task"])
             found[entry["id"]] = {
                 "task": entry["task"],
                 "fails": sorted(c.check_id for c in task.checks if not c.passed),
+                "catalogued": sorted(entry.get("fails", [])),
                 "lost": round(task.max_score - task.score, 6),
                 "of": task.max_score,
                 "others": sorted(t.task for t in result.tasks
@@ -82,10 +90,9 @@ def grade_catalogue(root: Path, assignment: str, sandbox: bool, tmp: Path,
 
 def matrices() -> dict[str, dict]:
     """assignment -> today's contract matrix (the same properties whichever graders are measured)."""
-    found = {}
-    for path in (ROOT / "solutions").glob("*/graders/hidden/contract.toml"):
-        found[path.parents[2].name] = tomllib.loads(path.read_text(encoding="utf-8"))
-    return found
+    kit = load_kit(ROOT)
+    return {path.parents[2].name: catalogue_forms.load_contract(kit.assignment(path.parents[2].name))
+            for path in (ROOT / "solutions").glob("*/graders/hidden/contract.toml")}
 
 
 def properties_charged(fails: list[str], table: dict) -> int:
@@ -156,11 +163,15 @@ def main() -> None:
         if not args.quiet:
             for entry_id, e in found.items():
                 extra = f"  OTHER TASKS: {e['others']}" if e["others"] else ""
+                if e["fails"] != e["catalogued"]:
+                    extra += f"  CATALOGUED: {', '.join(e['catalogued'])}"
                 fails = ", ".join(e["fails"])
                 print(f"  {len(e['fails'])}  -{e['lost']:g}/{e['of']:g}  {entry_id}: {fails}{extra}")
         print("\n".join(histogram(found)))
         print("\n".join(histogram(found, "properties", "properties charged")))
         everything.update({f"{assignment}:{k}": v for k, v in found.items()})
+        exact = sum(1 for e in found.values() if e["fails"] == e["catalogued"] and not e["others"])
+        print(f"  {exact} of {len(found)} mistakes lose exactly their catalogued `fails` (and no other task)")
     print("== both assignments")
     print("\n".join(histogram(everything)))
     print("\n".join(histogram(everything, "properties", "properties charged")))
