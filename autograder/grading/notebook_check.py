@@ -10,6 +10,8 @@ from typing import Any
 from autograder.grading.student_check import run_check
 from autograder.grading.student_report import render_html, render_text
 from autograder.grading.student_results import CheckReport, TaskOutcome
+from autograder.manifest import Manifest
+from autograder.submissions.cells import Cell
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,109 @@ def run_check_forked(folder: Path, task: str | None, lang: str | None,
                        time.monotonic() - started, report.labels, report.built_with, str(folder))
 
 
+def kernel_inputs() -> list[str] | None:
+    """What the kernel ran, one entry per executed cell in order (IPython's raw history), or None
+    outside IPython (a plain script's check())."""
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except ImportError:
+        return None
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    if shell is None or not isinstance(history, list):
+        return None
+    return [str(text) for text in history[1:]]  # entry 0 is IPython's empty placeholder
+
+
+def _runnable(number: int, source: str) -> Cell | None:
+    """An executed cell as the kernel kept it; one that did not parse defined nothing there, so none."""
+    from autograder.pysource import parse_python
+    from autograder.submissions.cells import neutralise_magics
+
+    text, _, python = neutralise_magics(source)
+    try:
+        parse_python(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return Cell(number, "code", source) if python else None
+
+
+def kernel_files(inputs: list[str], manifest: Manifest, folder: Path, into: Path) -> set[str]:
+    """Write the task files the kernel's cells make (as a submitted notebook's are made: definitions
+    kept, experiments left out; a cell run again replaces its earlier definitions, as in the kernel)
+    into `into`, beside copies of the folder's given files and of the task files the cells do not
+    define (`from tinynet import TinyNet`). Returns the ids of the tasks whose code the cells hold."""
+    import shutil
+
+    from autograder.submissions.notebook import cells_files, given_names
+
+    cells = [cell for number, text in enumerate(inputs, start=1) if (cell := _runnable(number, text))]
+    collected = cells_files(cells, "the notebook", manifest.as_assignment(folder), manifest.given,
+                            {t.id: t.names for t in manifest.tasks}, given_names(folder, manifest.given))
+    for name in manifest.given:
+        if (folder / name).is_file():
+            shutil.copy(folder / name, into / name)
+    made = set()
+    for task in manifest.tasks:
+        if task.file in collected.files:
+            (into / task.file).write_bytes(collected.files[task.file])
+            made.add(task.id)
+        elif (folder / task.file).is_file():
+            shutil.copy(folder / task.file, into / task.file)
+    return made
+
+
+def run_check_spawned(folder: Path, task: str | None, lang: str | None, inputs: list[str]) -> CheckReport:
+    """The public checks of what the kernel ran where it cannot be forked (Windows, macOS): its cells
+    made into the task files as a submitted notebook's are, each task's runs spawned processes timed
+    as the grade times them (grading/student_spawn.py), so an endless loop in a cell costs only the
+    checks that call it, and the verdicts are those the notebook would get."""
+    import tempfile
+    import time
+
+    from autograder.grading.student_check import (
+        check_task,
+        empty_report,
+        load_checks,
+        output_note,
+        require_sound_install,
+    )
+    from autograder.grading.student_locate import find_student_checks, read_student_manifest, selected_tasks
+    from autograder.grading.student_process import capped_output, empty_folder, no_bytecode, private_tmp
+    from autograder.grading.student_results import NOT_DEFINED
+    from autograder.manifest import student_folder
+
+    started = time.monotonic()
+    checks_dir = find_student_checks(folder, lang, notebook=True)
+    folder = student_folder(folder, checks_dir)
+    manifest = read_student_manifest(checks_dir, lang)
+    if manifest.check == "none":
+        return run_check(folder, task, lang, checks_dir=checks_dir)
+    require_sound_install(lang or manifest.language)
+    outcomes: list[TaskOutcome] = []
+    with no_bytecode():
+        loaded = load_checks(checks_dir, lang)
+    report = empty_report(loaded)
+    graders = loaded.graders
+    assert graders is not None
+    with tempfile.TemporaryDirectory(prefix="autograder-notebook-") as made_name:
+        made = Path(made_name)
+        from_cells = kernel_files(inputs, manifest, folder, made)
+        with no_bytecode(), private_tmp() as tmp:
+            for chosen in selected_tasks(loaded.manifest, task, lang):
+                if chosen.names and chosen.id not in from_cells and not (made / chosen.file).is_file():
+                    points = sum(c.points for c in graders.for_task(chosen.id) if c.public)
+                    outcomes.append(TaskOutcome(chosen.id, chosen.file, NOT_DEFINED, points,
+                                                detail=", ".join(chosen.names)))
+                    continue
+                with capped_output(output_note(loaded)):
+                    outcomes.append(check_task(loaded, chosen, made, None, forked=True, spawned=True))
+                empty_folder(tmp)
+    return CheckReport(report.assignment, report.title, report.lang, tuple(outcomes), False,
+                       time.monotonic() - started, report.labels, report.built_with, str(folder))
+
+
 def check_notebook(task: str | None = None, *, folder: str | Path | None = None, lang: str | None = None,
                    verbose: bool = False, caller: Mapping[str, Any] | None = None
                    ) -> NotebookCheck | NotebookProblem:
@@ -119,16 +224,20 @@ def check_notebook(task: str | None = None, *, folder: str | Path | None = None,
     `folder` (default: the notebook's working folder, where its helper files are too). The report
     shows itself as HTML in the notebook (per task: points, failing checks with their feedback).
     Each task runs in a fork of the kernel with its time limit where the system forks safely (Linux:
-    Colab, JupyterHub); elsewhere in the kernel itself, without one."""
+    Colab, JupyterHub); elsewhere (Windows, macOS) the cells the kernel ran become the task files and
+    each task's runs are spawned processes with the same limit; outside IPython, in this process."""
     from autograder.errors import AutograderError
-    from autograder.grading.student_child import FORKS
+    from autograder.grading.student_child import forks
     from autograder.grading.student_locate import find_student_checks
 
     namespace = _user_namespace(caller)
     where = Path(folder) if folder is not None else Path.cwd()
     try:
-        if FORKS:
+        if forks():
             return NotebookCheck(run_check_forked(where, task, lang, namespace), verbose)
+        inputs = kernel_inputs()
+        if inputs is not None:
+            return NotebookCheck(run_check_spawned(where, task, lang, inputs), verbose)
         checks_dir = find_student_checks(where, lang, notebook=True)
         report = run_check(where, task, lang, namespace=namespace, checks_dir=checks_dir)
         return NotebookCheck(report, verbose)

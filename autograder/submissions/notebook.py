@@ -116,21 +116,25 @@ def required_names(assignment: Assignment) -> dict[str, tuple[str, ...]]:
 
 
 def _given_names(assignment: Assignment) -> dict[str, str]:
-    """Name -> given module, for the given .py files (a notebook's copy becomes an import of the kit's)."""
+    return given_names(assignment.solutions, assignment.given)
+
+
+def given_names(folder: Path, given: tuple[str, ...]) -> dict[str, str]:
+    """Name -> given module, for the given .py files in `folder` (a notebook's copy becomes an import)."""
     out: dict[str, str] = {}
-    for name in assignment.given:
+    for name in given:
         if name.endswith(".py"):
-            for defined in _names_in(assignment.solutions / name):
+            for defined in _names_in(folder / name):
                 out.setdefault(defined, name.removesuffix(".py"))
     return out
 
 
-def _assign(pieces: list[Piece], assignment: Assignment) -> dict[str, list[Piece]]:
+def _assign(pieces: list[Piece], assignment: Assignment,
+            required: dict[str, tuple[str, ...]]) -> dict[str, list[Piece]]:
     """Task id -> its cells: by nbgrader grade_id, by `%%writefile <task file>`, else by the names defined.
 
     A cell that defines names of several tasks (all the code in one cell) goes to each of them.
     """
-    required = required_names(assignment)
     by_key = {t.module: t.id for t in assignment.tasks} | {t.id: t.id for t in assignment.tasks}
     by_file = {t.file: t.id for t in assignment.tasks}
     chosen: dict[str, list[Piece]] = {t.id: [] for t in assignment.tasks}
@@ -163,9 +167,15 @@ def _notebook_files(data: bytes, label: str, assignment: Assignment, given: tupl
     cells, problem = read_cells(data, label)
     if problem:
         return Collected({}, (), problem)
+    return cells_files(cells, label, assignment, given, required_names(assignment), _given_names(assignment))
+
+
+def cells_files(cells: list[Cell], label: str, assignment: Assignment, given: tuple[str, ...],
+                required: dict[str, tuple[str, ...]], given_names: dict[str, str]) -> Collected:
+    """Map code cells to the task files of `assignment`: `required` gives each task's names, `given_names`
+    the given modules' (a notebook's copy of one becomes an import). Also what a kernel ran (check())."""
     notes: list[str] = []
     local = {t.module for t in assignment.tasks} | {g.removesuffix(".py") for g in assignment.given}
-    given_names = _given_names(assignment)
     imported: set[str] = set()
     pieces: list[Piece] = []
     for cell in cells:
@@ -176,8 +186,7 @@ def _notebook_files(data: bytes, label: str, assignment: Assignment, given: tupl
                          f"{MAX_FILE_BYTES // 1024} KB.")
             continue
         pieces.append(module_code(cell, imported, local, given_names))
-    chosen = _assign(pieces, assignment)
-    required = required_names(assignment)
+    chosen = _assign(pieces, assignment, required)
     if not any(chosen.values()):
         names = ", ".join(f"`{n}`" for names in required.values() for n in names)
         what = "no code cells" if not pieces else "no code cell that defines any of the assignment's names"
