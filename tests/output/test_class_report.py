@@ -159,7 +159,10 @@ def test_sample_class_results_are_byte_for_byte_as_recorded(graded_sample):
     now trains the grader's own TinyNet from hidden weights, which his loop without zero_grad brings to
     0.89), and again when each property got one owner (issue #44: numpy_forward's lesson example and
     square weights are one check of 4 points; arif's hanging counting task has no time left after its
-    stopped call, so its raises check says "not run" instead of a second time limit: the same scores).
+    stopped call, so its raises check says "not run" instead of a second time limit: the same scores;
+    then TinyNet's shapes at the lesson's and other sizes are one check of 4 points, the two unsafe-file
+    checks one of 4, and rahim 93: his loop without zero_grad is charged by the zero_grad check alone,
+    the trajectory and accuracy being judged with the gradients his own steps used).
     The key keeps the inputs when other grader files change. The provenance
     block the ledger adds is taken out before comparing; a change to the graders
     or the sample class that changes a score or a word of feedback must re-record them

@@ -46,7 +46,7 @@ class TinyNetParams:
     forward_seed: int = 2024
     forward_batch: int = 16
     forward_sizes: tuple[tuple[int, int, int], ...] = ((3, 8, 2), (5, 4, 3))
-    max_random_size: int = 40  # hypothesis: layer sizes 1..this
+    max_random_size: int = 40  # the weight_shapes sweep: layer sizes 1..this
 
     @property
     def sizes(self) -> tuple[int, int, int]:

@@ -42,9 +42,11 @@ def _ckpt_loaded(state, **kwargs):
     return model.eval()
 
 
-def checkpoint_save(mod, state):
+def _save(mod, state, path_type):
     model = _ckpt_loaded(state)
-    path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    path: Any = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    if path_type == "pathlib":
+        path = pathlib.Path(path)
     mod.save_weights(model, path)
     obs: dict[str, Any] = {"exists": os.path.exists(path), "error": None, "saved_type": None}
     if not obs["exists"]:
@@ -65,16 +67,28 @@ def checkpoint_save(mod, state):
     return obs
 
 
+def checkpoint_save(mod, state, path_types=("str",)):
+    """save_weights, once per kind of path (str, pathlib.Path), and what the file holds, opened with
+    weights_only=True: the first kind's exceptions propagate, the others' are reported under their kind."""
+    first, *others = path_types
+    obs = _save(mod, state, first)
+    obs["others"] = {}
+    for path_type in others:
+        try:
+            obs["others"][path_type] = {"raised": None, **_save(mod, state, path_type)}
+        except Exception as exc:
+            obs["others"][path_type] = {"raised": exception(exc)}
+    return obs
+
+
 def _round_trip(mod, state, x, path_type):
+    """load_weights on a file the grader saved (a state_dict of `state`): whether the student's save
+    writes one is save_is_state_dict's business, so a save slip is not charged here too."""
     source = _ckpt_loaded(state)
     path: Any = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    torch.save(source.state_dict(), path)
     if path_type == "pathlib":
         path = pathlib.Path(path)
-    mod.save_weights(source, path)
-    try:  # what save_weights wrote must open safely, whatever kind of path it was given
-        saved_type, saved_error = type_name(torch.load(path, weights_only=True)), None
-    except Exception as exc:
-        saved_type, saved_error = None, exception(exc)
     torch.manual_seed(12345)
     target = _ckpt_model()  # fresh random weights, default buffers
     returned = mod.load_weights(target, path)
@@ -83,8 +97,6 @@ def _round_trip(mod, state, x, path_type):
         want = source(as_tensor(x))
         got = target(as_tensor(x))
     return {
-        "saved_type": saved_type,
-        "saved_error": saved_error,
         "returned_model": returned is target,
         "returned_type": type_name(returned),
         "want": tensor(want),
@@ -94,7 +106,7 @@ def _round_trip(mod, state, x, path_type):
 
 
 def checkpoint_round_trip(mod, state, x, path_types=("str",)):
-    """save_weights then load_weights, once per kind of path (str, pathlib.Path): the first kind's
+    """load_weights of a saved state_dict, once per kind of path (str, pathlib.Path): the first kind's
     exceptions propagate as before, the others' are reported under their kind."""
     first, *others = path_types
     obs = _round_trip(mod, state, x, first)
@@ -116,30 +128,28 @@ def _call_load(fn, model, path, marker=None):
     return {"raised": raised, "marker": None if marker is None else os.path.exists(marker)}
 
 
-def _good_load(fn, good):
-    """`fn` (load_weights or load_partial) on a file of the grader's `good` weights that fits the
-    model exactly: what the model holds afterwards (a loader that refuses everything shows here)."""
+def _fits(fn, state):
+    """`fn` (load_weights or load_partial) on a file of the grader's `state` that fits the model
+    exactly: whether it raised (what the model then holds is round_trip's business)."""
     path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
-    torch.save(OrderedDict(_state(good)), path)  # a state_dict's tensors, without building a model
-    torch.manual_seed(24680)
-    model = _ckpt_model()  # fresh random weights, default buffers: nothing of `good` until loaded
-    try:
-        fn(model, path)
-    except Exception as exc:
-        return {"raised": exception(exc), "state": None}
-    return {"raised": None, "state": {k: tensor(v) for k, v in _state_dict(model).items()}}
+    torch.save(OrderedDict(_state(state)), path)  # a state_dict's tensors, without building a model
+    return _call_load(fn, _ckpt_model(), path)
 
 
-def checkpoint_mismatch(mod, state, kind, renamed, wide_out, good=None):
-    """load_weights on a model whose keys (renamed head) or shapes (wider head) differ; then, with
-    `good` weights, on a file that fits."""
+def checkpoint_mismatch(mod, state, kind, renamed, wide_out):
+    """load_weights on a model whose keys (renamed head) or shapes (wider head) differ."""
     path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
     torch.save(_ckpt_loaded(state).state_dict(), path)
     model = _ckpt_model(head=renamed) if kind == "renamed" else _ckpt_model(width=wide_out)
-    obs = _call_load(mod.load_weights, model, path)
-    if good is not None:
-        obs["good"] = _good_load(mod.load_weights, good)
-    return obs
+    return _call_load(mod.load_weights, model, path)
+
+
+def checkpoint_widths(mod, state, widths):
+    """load_weights of one file (a head of the grader model's width) into a model of each head width
+    of `widths`, in the check's order: what each call raised."""
+    path = os.path.join(tempfile.mkdtemp(prefix="ckpt_"), "weights.pt")
+    torch.save(_ckpt_loaded(state).state_dict(), path)
+    return [_call_load(mod.load_weights, _ckpt_model(width=width), path)["raised"] for width in widths]
 
 
 class _Payload:
@@ -152,9 +162,8 @@ class _Payload:
         return (os.mkdir, (self.marker,))
 
 
-def checkpoint_refuse(mod, state, kind, loader, good=None):
-    """load_weights/load_partial on a whole pickled module, or on a state_dict carrying a payload;
-    then, with `good` weights, the same loader on a file that fits."""
+def _unsafe(fn, state, kind):
+    """`fn` on a whole pickled module ("whole") or a state_dict carrying a payload ("malicious")."""
     folder = tempfile.mkdtemp(prefix="ckpt_")
     path = os.path.join(folder, "weights.pt")
     marker = os.path.join(folder, "payload_ran")
@@ -165,11 +174,15 @@ def checkpoint_refuse(mod, state, kind, loader, good=None):
         evil = OrderedDict(source.state_dict())
         evil["payload"] = _Payload(marker)
         torch.save(evil, path)
+    return _call_load(fn, _ckpt_model(), path, marker)
+
+
+def checkpoint_refuse(mod, state, loader, kinds):
+    """load_weights or load_partial on one file per entry of `kinds`, in the check's order: "whole",
+    "malicious" (see _unsafe) or "fits" (a state_dict that fits); what each call raised, and whether
+    a payload ran."""
     fn = mod.load_partial if loader == "load_partial" else mod.load_weights
-    obs = _call_load(fn, _ckpt_model(), path, marker)
-    if good is not None:
-        obs["good"] = _good_load(fn, good)
-    return obs
+    return [_fits(fn, state) if kind == "fits" else _unsafe(fn, state, kind) for kind in kinds]
 
 
 def _partial(mod, state, renamed, path_type):

@@ -1,4 +1,4 @@
-"""Public checks of task tinynet: registration, weight shapes, the loop's losses, model(X), zero_grad."""
+"""Public checks of task tinynet: registration, weight shapes and count, the losses, model(X), zero_grad."""
 
 from __future__ import annotations
 
@@ -132,16 +132,39 @@ def judge_linear_shapes(obs: dict, sizes) -> None:
                  want_shape=fmt_shape(want_b), sizes=f"TinyNet{tuple(sizes)}")
 
 
-@points(2)
-def test_weight_shapes(worker, params, challenge):
-    """{p.tinynet.weights_title}: nn.Linear keeps (out, in)
+def judge_count(obs: dict, sizes) -> None:
+    """TinyNet(i, h, o) has h*i + h + o*h + o parameters."""
+    i, h, o = sizes
+    count = h * i + h + o * h + o
+    if obs["count"] != count:
+        fail("tinynet.count", sizes=f"TinyNet({i}, {h}, {o})", got=obs["count"], want=count)
 
-    Judged on the model's two nn.Linear layers (by name, or else in the order it registers them).
-    The points rest on a run: hidden values of those shapes, loaded into them, give x @ W.T + b."""
+
+def swept_sizes(gen, params) -> list[tuple[int, int, int]]:
+    """Sizes other than the lesson's: the edges (all 1, a hidden layer narrower than the output) and
+    sizes drawn from the check's challenge in 1..max_random_size."""
+    top = params.tinynet.max_random_size
+    drawn = [tuple(int(v) for v in gen.integers(1, top + 1, 3)) for _ in range(10)]
+    return [(1, 1, 1), (5, 7, 3), (4, 2, 6), (top, top, top), *drawn]
+
+
+@points(4)
+def test_weight_shapes(worker, params, challenge):
+    """{p.tinynet.weights_title}: nn.Linear keeps (out, in); other sizes too, with the right count
+
+    One check for the sizes and the count (one slip, one charge): the lesson's sizes and a sweep of
+    others, some drawn in secret. Judged on the model's two nn.Linear layers (by name, or else in
+    the order it registers them: the names are the registration check's business). The points rest
+    on a run: hidden values of those shapes, loaded into them, give x @ W.T + b."""
     tp = params.tinynet
     obs = structure(worker, tp.sizes, challenge)
     judge_linear_shapes(obs, tp.sizes)
+    judge_count(obs, tp.sizes)
     judge_run(obs, tp.sizes, params, need=())
+    for sizes in swept_sizes(challenge.rng("sizes"), params):
+        obs = structure(worker, sizes, None)
+        judge_linear_shapes(obs, sizes)
+        judge_count(obs, sizes)
 
 
 def judge_returned_losses(obs: dict, what: str, y: np.ndarray, tol: float) -> None:

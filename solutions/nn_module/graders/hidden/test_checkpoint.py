@@ -4,72 +4,77 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder.check_builders.raises import RaisesCase, mix_valid
 from autograder.graders import fail, points
 
-from ..public.test_checkpoint import ckpt_state, good_load, judge_good_load
+from ..public.test_checkpoint import ckpt_state
 from ..support import call, fail_if_not_implemented, raised_name, require_raised
+
+# Each raises check judges refusal alone: the calls that must raise, and among them, at places only
+# the grader knows, calls on a file that fits, which must only run (what they load is round_trip's
+# business): a loader that raises for every file, or replays another grading's answers, earns nothing.
+
+
+def _mixed(gen: np.random.Generator, bad: list[RaisesCase], fits: RaisesCase, n: int) -> list[RaisesCase]:
+    """`bad` repeated to `n` calls, with as many fitting calls again inserted among them by `gen`."""
+    cases = [bad[k % len(bad)] for k in range(n)]
+    return mix_valid(gen, cases, [fits] * n)
 
 
 @points(2)
 def test_shape_mismatch_raises(worker, params, challenge):
     """load_weights into a model whose head has a different width raises RuntimeError
 
-    And the same load_weights loads a matching file of hidden weights."""
+    Heads of several widths, and among them, at hidden places, heads that fit, which must load
+    without raising (their values are round_trip's business)."""
     cp = params.checkpoint
-    good = good_load(challenge, params)
-    obs = call(worker, "checkpoint_mismatch", "load_weights(wider_model, path)",
-               state=ckpt_state(params), kind="wide", renamed=cp.renamed, wide_out=cp.wide_out, good=good)
-    raised = obs["raised"]
-    fail_if_not_implemented(raised, "load_weights(model, path)")
-    if raised is None:
-        fail("checkpoint.shape_no_error", got=cp.wide_out, want=cp.out_features)
-    require_raised(raised, "RuntimeError", "load_weights(wider_model, path)", "checkpoint.shape_wrong_error")
-    judge_good_load(obs["good"], good, "load_weights(model, path)")
+    gen = challenge.rng("widths")
+    wrong = [w for w in range(1, cp.wide_out + 3) if w != cp.out_features]
+    bad = [RaisesCase(int(w), True, "load_weights(wider_model, path)") for w in gen.permutation(wrong)]
+    cases = _mixed(gen, bad, RaisesCase(cp.out_features, False, "load_weights(model, path)"), 6)
+    raised = call(worker, "checkpoint_widths", "load_weights(model, path)", state=ckpt_state(params),
+                  widths=[case.inputs for case in cases])
+    for case, obs in zip(cases, raised, strict=True):
+        fail_if_not_implemented(obs, case.what)
+        if not case.must_raise:
+            if obs is not None:
+                fail("checkpoint.good_load_raised", call=case.what, raised=raised_name(obs))
+            continue
+        if obs is None:
+            fail("checkpoint.shape_no_error", got=case.inputs, want=cp.out_features)
+        require_raised(obs, "RuntimeError", case.what, "checkpoint.shape_wrong_error")
 
 
 LOADERS = ("load_weights", "load_partial")
+UNSAFE = {"whole": ("checkpoint.whole_accepted", "checkpoint.whole_wrong_error"),
+          "malicious": ("checkpoint.malicious_accepted", "checkpoint.malicious_wrong_error")}
 
 
-def _refuse(worker, params, challenge, kind: str, loader: str):
-    """The unsafe file given to `loader`, and for load_weights (judged last, by the check) a matching
-    file of hidden weights given to it too: a loader that refuses everything earns nothing (one such
-    file per check is enough: each costs a save and a load; load_partial's own check loads files)."""
-    what = f"{loader}(model, path)"
-    good = good_load(challenge, params, loader) if loader == "load_weights" else None
-    obs = call(worker, "checkpoint_refuse", what, state=ckpt_state(params), kind=kind, loader=loader,
-               good=good)
-    fail_if_not_implemented(obs["raised"], what)
-    return obs, what, good
+@points(4)
+def test_refuses_unsafe_files(worker, params, challenge):
+    """load_weights and load_partial refuse a pickled module and a pickle carrying code (UnpicklingError)
 
-
-@points(2)
-def test_refuses_whole_module(worker, params, challenge):
-    """load_weights and load_partial refuse a whole pickled module (UnpicklingError from weights_only=True)
-
-    And load_weights loads a matching file of hidden weights."""
+    weights_only=True refuses both, and the code never runs. Among the unsafe files, at hidden
+    places, files that fit, which must load without raising (their values are round_trip's business)."""
     for loader in LOADERS:
-        obs, what, good = _refuse(worker, params, challenge, "whole", loader)
-        if obs["raised"] is None:
-            fail("checkpoint.whole_accepted", call=what)
-        require_raised(obs["raised"], "UnpicklingError", what, "checkpoint.whole_wrong_error", call=what)
-        if good is not None:
-            judge_good_load(obs["good"], good, what)
-
-
-@points(2)
-def test_refuses_malicious_pickle(worker, params, challenge):
-    """load_weights and load_partial refuse a pickle carrying code, and the code never runs
-
-    And load_weights loads a matching file of hidden weights."""
-    for loader in LOADERS:
-        obs, what, good = _refuse(worker, params, challenge, "malicious", loader)
-        if obs["marker"]:
-            fail("checkpoint.payload_ran", call=what, raised=raised_name(obs["raised"]))
-        if obs["raised"] is None:
-            fail("checkpoint.malicious_accepted", call=what)
-        require_raised(obs["raised"], "UnpicklingError", what, "checkpoint.malicious_wrong_error", call=what)
-        if good is not None:
-            judge_good_load(obs["good"], good, what)
+        gen = challenge.rng("unsafe", loader)
+        what = f"{loader}(model, path)"
+        bad = [RaisesCase(str(kind), True, what) for kind in gen.permutation(list(UNSAFE))]
+        cases = _mixed(gen, bad, RaisesCase("fits", False, what), 4)
+        answers = call(worker, "checkpoint_refuse", what, state=ckpt_state(params), loader=loader,
+                       kinds=[case.inputs for case in cases])
+        for case, obs in zip(cases, answers, strict=True):
+            fail_if_not_implemented(obs["raised"], what)
+            if not case.must_raise:
+                if obs["raised"] is not None:
+                    fail("checkpoint.good_load_raised", call=what, raised=raised_name(obs["raised"]))
+                continue
+            if obs["marker"]:
+                fail("checkpoint.payload_ran", call=what, raised=raised_name(obs["raised"]))
+            accepted, wrong_error = UNSAFE[case.inputs]
+            if obs["raised"] is None:
+                fail(accepted, call=what)
+            require_raised(obs["raised"], "UnpicklingError", what, wrong_error, call=what)
 
 
 @points(2)
