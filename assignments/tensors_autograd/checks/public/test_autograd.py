@@ -1,4 +1,4 @@
-"""Public checks of task autograd: the lesson's gradient (-30 at w = 0) by autograd and by hand."""
+"""Public checks of task autograd: the gradient (lesson and hidden data) by autograd and by hand."""
 
 from __future__ import annotations
 
@@ -66,6 +66,12 @@ def check_roughly(values: list[float], X, Y, w, what: str, key: str = "autograd.
          error=f"{abs(values[0] - want) / scale:.3g}", tol="1e-4")
 
 
+def sum_slip(X: np.ndarray) -> tuple[float, ...]:
+    """The derivative of a summed loss, n times the mean's: autograd_lesson's to charge, so the checks
+    of something else let it pass."""
+    return (float(X.shape[0]),)
+
+
 def check_autograd_value(worker, params, X, Y, w, calls: int = 1) -> None:
     """With calls=2, a left-over gradient (the second call adds exactly the derivative) is let pass:
     that slip is test_no_leftover_and_inputs_kept's to charge, not every value check's after the first."""
@@ -101,22 +107,44 @@ def check_manual_value(worker, params, X, Y, w) -> None:
          error=f"{abs(got - want) / scale:.3g}", tol=f"{tol:g}")
 
 
-@points(3)
-def test_autograd_lesson(worker, params, challenge):
-    """autograd_grad on the lesson's X = [1, 2, 3, 4], Y = 2X at w = 0 gives -30.0
+def sweep_data(gen: np.random.Generator, max_n: int, k: int):
+    """k hidden (X, Y, w) of float64 and float32 in turn, 1 to max_n values each. w is at least 0.5 from
+    the line's slope and |x| >= 0.5, so the derivative is never near zero (a second call's increase then
+    tells a left-over gradient apart, which is no_leftover_and_inputs_kept's to charge)."""
+    for j in range(k):
+        dtype = np.float64 if j % 2 == 0 else np.float32
+        n = int(gen.integers(1, max_n + 1))
+        X = gen.uniform(0.5, 3, n) * gen.choice([-1.0, 1.0], n)
+        a = float(gen.uniform(-2, 2))
+        w = a + float(gen.choice([-1.0, 1.0])) * float(gen.uniform(0.5, 2))
+        Y = a * X + gen.normal(0, 0.05, n)
+        yield X.astype(dtype), Y.astype(dtype), round(w, 3)
 
-    And on hidden float32 data of the same kind (the points rest on a derivative nobody knows in advance)."""
+
+@points(7)
+def test_autograd_lesson(worker, params, challenge):
+    """autograd_grad on the lesson's X = [1, 2, 3, 4], Y = 2X at w = 0 gives -30.0, and on hidden data
+
+    The one check of autograd_grad's value (one slip, one charge): on the lesson's line and on a sweep of
+    hidden float32 and float64 data (float64 within 1e-12: w must have X's dtype)."""
     X, Y = line_data(4)
     check_autograd_value(worker, params, X, Y, params.autograd.lesson_w)
     check_autograd_value(worker, params, *hidden_data(challenge.rng("line"), np.float32), calls=2)
+    for X, Y, w in sweep_data(challenge.rng("sweep"), params.autograd.max_n, 12):
+        check_autograd_value(worker, params, X, Y, w, calls=2)
 
 
-@points(3)
+@points(6)
 def test_manual_lesson(worker, params, challenge):
-    """manual_grad (NumPy, the hand formula) on the lesson's data at w = 0 gives -30.0, and on hidden data"""
+    """manual_grad (NumPy, the hand formula) on the lesson's data at w = 0 gives -30.0, and on hidden data
+
+    The one check of manual_grad's value (one slip, one charge): the lesson's data, then a sweep of
+    hidden float32 and float64 data; X and Y must stay unchanged."""
     X, Y = line_data(4)
     check_manual_value(worker, params, X.astype(np.float64), Y.astype(np.float64), params.autograd.lesson_w)
     check_manual_value(worker, params, *hidden_data(challenge.rng("line")))
+    for X, Y, w in sweep_data(challenge.rng("sweep"), params.autograd.max_n, 12):
+        check_manual_value(worker, params, X, Y, w)
 
 
 @points(2)
@@ -126,7 +154,7 @@ def test_plain_floats(worker, params, challenge):
     Of hidden inputs: the floats must be (roughly) the derivative there; the exact value is other checks'."""
     X, Y, w = hidden_data(challenge.rng("data"))
     obs, what = autograd_once(worker, X, Y, w, calls=2, types=True)
-    check_roughly([r["value"] for r in obs["results"]], X, Y, w, what)
+    check_roughly([r["value"] for r in obs["results"]], X, Y, w, what, slips=sum_slip(X))
     what = f"manual_grad({describe_inputs(X, w)})"
     obs = call(worker, "autograd_manual_grad", what, X=X, Y=Y, w=w)
     bad = scalar_type(obs)

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from autograder.graders import fail, points
+from autograder.graders import fail, note, points
 
 from ..params import default
 from ..public.test_descent import check_sgd, fit
@@ -16,6 +16,7 @@ from ..support import line_data, rng, short
 from . import _ref
 
 P = default().descent
+DEFAULT_LR = 0.01  # fit_line's default lr (the task file's signature)
 
 
 @functools.lru_cache(maxsize=64)
@@ -55,8 +56,8 @@ def _matches(got_w, got_losses, want_w, want_losses, tol) -> bool:
 
 def check_trajectory(worker, params, X, Y, lr, steps) -> None:
     """The losses (and, when it ran `steps` steps, the final w) equal the reference's: how many steps
-    it runs is lr_and_steps_honoured's business, so a loop of another length is judged on the steps
-    both ran."""
+    it runs, and whether it uses the lr passed, are lr_and_steps_honoured's business, so a loop of
+    another length is judged on the steps both ran and the right loop at the default lr passes (a note)."""
     tol = params.tol.descent64 if X.dtype == np.float64 else params.tol.descent32
     w, losses, what = fit(worker, X, Y, lr, steps)
     if not len(losses):
@@ -67,6 +68,11 @@ def check_trajectory(worker, params, X, Y, lr, steps) -> None:
         want_w = reference(X, Y, lr, ran)[0]
         losses, want_losses = losses[:min(ran, steps)], want_losses[:min(ran, steps)]
     if _matches(w, losses, want_w, want_losses, tol):
+        return
+    if ran == steps and _matches(w, losses, *reference(X, Y, DEFAULT_LR, steps), tol):
+        # The right loop at the default lr, not the one passed: lr_and_steps_honoured's to charge, once.
+        note("common.note_other_check", check="descent.lr_and_steps_honoured",
+             detail=f"{what} ran the steps of lr={DEFAULT_LR:g} (the default), not of lr={lr:.6g}")
         return
     no_reset_w, no_reset = reference(X, Y, lr, steps, "no_reset")
     if steps > 1 and _matches(w, losses, no_reset_w, no_reset, tol):
