@@ -93,3 +93,77 @@ def test_the_encoder_and_the_runtime_are_watched(monkeypatch):
     snap2 = Snapshot.of_environment()
     monkeypatch.setattr(codec.encode, "__code__", (lambda message: b"").__code__)
     assert "codec.encode (its code" in snap2.changed()
+
+
+class _EqualToAll:
+    """A forger's stand-in that says it equals anything: only identity may judge it."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+
+OTHER_CODE = (lambda mod, n=1, *, k=2: 0).__code__
+
+
+def _watched(names: dict) -> Snapshot:
+    snap = Snapshot()
+    snap.add_probes({"probe": names["probe"]}, names)
+    return snap
+
+
+def test_every_kind_of_change_is_noticed_by_the_fast_check():
+    def probe(mod, n=1, *, k=2):
+        return n
+
+    def fresh() -> dict:
+        return {"probe": probe, "value": object(), "other": 3.5}
+
+    names = fresh()
+    snap = _watched(names)
+    assert snap.changed() == ""
+    names["added"] = 1  # added names are allowed
+    assert snap.changed() == ""
+    changes = [
+        ("probes.value", lambda ns: ns.__setitem__("value", _EqualToAll())),
+        ("probes.other", lambda ns: ns.pop("other")),
+        ("(its code or defaults)", lambda ns: setattr(probe, "__defaults__", (5,))),
+        ("(its defaults)", lambda ns: setattr(probe, "__kwdefaults__", {"k": 3})),
+        ("(its code or defaults)", lambda ns: setattr(probe, "__code__", OTHER_CODE)),
+    ]
+    for what, change in changes:
+        code, defaults, kwdefaults = probe.__code__, probe.__defaults__, probe.__kwdefaults__
+        names = fresh()
+        snap = _watched(names)
+        change(names)
+        try:
+            assert what in snap.changed(), what
+        finally:
+            probe.__code__, probe.__defaults__, probe.__kwdefaults__ = code, defaults, kwdefaults
+    names = fresh()
+    snap = _watched(names)
+    snap.probes["probe"] = _EqualToAll()
+    assert snap.changed() == "probe probe"
+    snap.probes.clear()
+    assert snap.changed() == "the table of probes"
+
+
+def test_a_kept_snapshot_is_reused_only_while_a_fresh_one_would_be_the_same(monkeypatch):
+    from autograder.sandbox.inside import integrity
+
+    monkeypatch.setattr(integrity, "_KEPT", [])
+    integrity.keep_for_forks()
+    kept = integrity._KEPT[0]
+    copied = Snapshot.of_environment()
+    assert copied.watched == kept.watched and copied.watched is not kept.watched
+    torch.brand_new_name = 1  # a fresh snapshot would watch it: so one is taken
+    try:
+        fresh = Snapshot.of_environment()
+        assert any(key == "brand_new_name" for name, _, _, items in fresh.watched if name == "torch"
+                   for key, _ in items)
+    finally:
+        del torch.brand_new_name
+    monkeypatch.setattr(codec, "encode", lambda message: b"{}\n")  # changed before this task's snapshot
+    assert kept.changed() == "autograder.sandbox.codec.encode"
+    assert Snapshot.of_environment().changed() == ""  # its own baseline, as without a kept one

@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from operator import attrgetter, is_, itemgetter
 from typing import Any
 
 _MISSING = object()
@@ -36,6 +37,18 @@ WATCHED_CLASSES = (("torch", "Tensor"), ("torch.nn", "Module"), ("torch.nn", "Pa
                    ("autograder.sandbox.inside.spies", "GraphSpy"),
                    ("autograder.sandbox.inside.spies", "StepSpy"))
 _dumps = json.dumps  # bound before any submission runs: the verdict never goes through its changes
+# Bound before any submission runs too: the comparisons below are C loops over these.
+_all, _map, _len = all, map, len
+_CODE, _DEFAULTS = attrgetter("__code__"), attrgetter("__defaults__")
+_KWDEFAULTS = attrgetter("__kwdefaults__")
+
+
+def _getter(keys: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The values of `keys` in a namespace, as a tuple, in one C call (KeyError for a removed one)."""
+    if len(keys) == 1:
+        one = itemgetter(keys[0])
+        return lambda space: (one(space),)
+    return itemgetter(*keys) if keys else lambda space: ()
 
 
 def _spaces() -> Iterable[tuple[str, Any, Any]]:
@@ -54,29 +67,61 @@ def _spaces() -> Iterable[tuple[str, Any, Any]]:
 class Snapshot:
     """What a probe call's answer depends on, as object identities, checked against the live state.
 
-    Kept lean: one dictionary look-up per watched name and three attribute reads per function,
-    about 0.2 ms a check for the 3,000 names of torch, numpy and the kit that probes rely on."""
+    Kept lean: one dictionary look-up per watched name and three attribute reads per function, each
+    namespace's and the functions' done in C (operator.itemgetter, map(is_, ...)) with the names
+    looked at one by one only to say which changed: about 0.2 ms a check (0.45 ms as a Python
+    loop) for the 3,500 names of torch, numpy and the kit that probes rely on, after every call."""
 
     def __init__(self) -> None:
         self.watched: list[tuple[str, Any, Any, list[tuple[str, Any]]]] = []
         self.functions: list[tuple[str, Any, Any, Any, Any]] = []
         self.probes: dict[str, Any] = {}
         self.probe_names: dict[str, Any] = {}
+        # What `changed` compares in C: per namespace its getter and the values it must give; the
+        # functions and their code, defaults and keyword defaults as taken.
+        self.fast: list[tuple[Callable[[Any], tuple[Any, ...]], Any, tuple[Any, ...]]] = []
+        self.fns: tuple[Any, ...] = ()
+        self.codes: tuple[Any, ...] = ()
+        self.defaults: tuple[Any, ...] = ()
+        self.kwdefaults: tuple[Any, ...] = ()
 
     @classmethod
     def of_environment(cls) -> Snapshot:
+        kept = _KEPT[0] if _KEPT else None
+        if kept is not None and kept._as_taken():
+            return kept._copy()
         snap = cls()
         for name, owner, space in _spaces():
             snap._watch(name, owner, space)
         return snap
 
+    def _as_taken(self) -> bool:
+        """A fresh snapshot would be this one: the same namespaces, no name added, nothing changed."""
+        spaces = list(_spaces())
+        if len(spaces) != len(self.watched) or self.probes:
+            return False
+        for (name, owner, space), (name2, owner2, space2, items) in zip(spaces, self.watched, strict=True):
+            if name != name2 or owner is not owner2 or space is not space2 or len(space) != len(items):
+                return False
+        return self._same()
+
+    def _copy(self) -> Snapshot:
+        snap = Snapshot()
+        snap.watched, snap.functions, snap.fast = list(self.watched), list(self.functions), list(self.fast)
+        snap.fns, snap.codes = self.fns, self.codes
+        snap.defaults, snap.kwdefaults = self.defaults, self.kwdefaults
+        return snap
+
     def _watch(self, name: str, owner: Any, space: Any) -> None:
         items = list(space.items())
         self.watched.append((name, owner, space, items))
+        self.fast.append((_getter(tuple(k for k, _ in items)), space, tuple(v for _, v in items)))
         for key, value in items:
             if isinstance(value, types.FunctionType):
                 self.functions.append((f"{name}.{key}", value, value.__code__, value.__defaults__,
                                        value.__kwdefaults__))
+        self.fns = tuple(f[1] for f in self.functions)
+        self.codes, self.defaults, self.kwdefaults = (tuple(f[i] for f in self.functions) for i in (2, 3, 4))
 
     def add_probes(self, probes: dict[str, Any], namespace: dict[str, Any]) -> None:
         """The probe table and the namespace its functions run in (taken once they exist)."""
@@ -86,6 +131,33 @@ class Snapshot:
 
     def changed(self) -> str:
         """"" when everything is as snapshotted; else what changed, in a few words."""
+        if self._same():
+            return ""
+        return self._what_changed()
+
+    def _same(self) -> bool:
+        """Everything as snapshotted, told by identity only (never by a value's own __eq__)."""
+        probes = self.probes
+        if _len(probes) != _len(self.probe_names) or not _all(
+                _map(is_, _map(probes.get, self.probe_names), self.probe_names.values())):
+            return False
+        modules = sys.modules
+        for name, owner, _, _ in self.watched:
+            if isinstance(owner, types.ModuleType) and modules.get(name) is not owner:
+                return False
+        try:
+            for getter, space, values in self.fast:
+                if not _all(_map(is_, getter(space), values)):
+                    return False
+        except KeyError:  # a name was removed
+            return False
+        fns = self.fns
+        return (_all(_map(is_, _map(_CODE, fns), self.codes))
+                and _all(_map(is_, _map(_DEFAULTS, fns), self.defaults))
+                and _all(_map(is_, _map(_KWDEFAULTS, fns), self.kwdefaults)))
+
+    def _what_changed(self) -> str:
+        """What changed, looked at name by name (only once something did)."""
         probes = self.probes
         if len(probes) != len(self.probe_names):
             return "the table of probes"
@@ -106,6 +178,16 @@ class Snapshot:
             if fn.__kwdefaults__ is not kwdefaults:
                 return f"{name} (its defaults)"
         return ""
+
+
+_KEPT: list[Snapshot] = []
+
+
+def keep_for_forks() -> None:
+    """In a warm process that forks the task processes: take the snapshot once, here. Each fork's
+    own is then a copy of it (when nothing was added or changed since, which is checked), not a walk
+    over the 3,500 names again (3 ms a task)."""
+    _KEPT[:] = [Snapshot.of_environment()]
 
 
 def tampered_answer(what: str) -> bytes:

@@ -219,8 +219,9 @@ def main() -> None:
         prctl(PR_SET_DUMPABLE, 0)  # no process of the sandbox may ptrace or read our memory
     prewarm()
     # Warm for every child, and loaded before any submission so that the integrity snapshot holds them.
-    from autograder.sandbox.inside import observe, runtime, spies  # noqa: F401
+    from autograder.sandbox.inside import integrity, observe, runtime, spies  # noqa: F401
 
+    integrity.keep_for_forks()  # after every watched module is in, before the heap is frozen
     settle()
     Template(sandboxed).run()
 
