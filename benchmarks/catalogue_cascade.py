@@ -172,7 +172,7 @@ def main() -> None:
         everything.update({f"{assignment}:{k}": v for k, v in found.items()})
         exact = sum(1 for e in found.values() if e["fails"] == e["catalogued"] and not e["others"])
         print(f"  {exact} of {len(found)} mistakes lose exactly their catalogued `fails` (and no other task)")
-    print("== both assignments")
+    print("== " + ("both assignments" if len(report) == 2 else ", ".join(report)))
     print("\n".join(histogram(everything)))
     print("\n".join(histogram(everything, "properties", "properties charged")))
     if args.json:
