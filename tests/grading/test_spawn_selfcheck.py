@@ -50,7 +50,7 @@ def test_a_hang_under_forced_spawn_costs_what_it_costs_under_fork(tmp_path: Path
         assert task.status == "checked", render_text(report, verbose=True)
     assert verdicts["spawn"] == verdicts["fork"]
     _, score, checks = verdicts["spawn"]
-    assert score == 4  # registration and weight_shapes, as graded (tests/sandbox/test_task_time.py)
+    assert score == 6  # registration (2) and weight_shapes (4), as graded (tests/sandbox/test_task_time.py)
     assert [name for name, passed, _ in checks if passed] == ["registration", "weight_shapes"], checks
     stopped = dict((name, key) for name, _, key in checks)
     assert stopped["losses_are_floats"] in ("engine.time_limit", "engine.cpu_limit"), checks
