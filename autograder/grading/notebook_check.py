@@ -74,6 +74,24 @@ def _user_namespace(caller: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return dict(caller or {})
 
 
+def _prepared(folder: Path, task: str | None, lang: str | None) -> tuple[Path, Any, CheckReport | None]:
+    """(the assignment folder, its loaded checks, None), or (folder, None, the report) when the
+    folder's checks are turned off (an exam): what both timed ways of check() start from."""
+    from autograder.grading.student_check import load_checks, require_sound_install
+    from autograder.grading.student_locate import find_student_checks, read_student_manifest
+    from autograder.grading.student_process import no_bytecode
+    from autograder.manifest import student_folder
+
+    checks_dir = find_student_checks(folder, lang, notebook=True)
+    folder = student_folder(folder, checks_dir)
+    manifest = read_student_manifest(checks_dir, lang)
+    if manifest.check == "none":
+        return folder, None, run_check(folder, task, lang, checks_dir=checks_dir)
+    require_sound_install(lang or manifest.language)
+    with no_bytecode():
+        return folder, load_checks(checks_dir, lang), None
+
+
 def run_check_forked(folder: Path, task: str | None, lang: str | None,
                      namespace: Mapping[str, Any]) -> CheckReport:
     """The public checks of the notebook's names, each task's probe calls in forks of this kernel timed
@@ -81,28 +99,16 @@ def run_check_forked(folder: Path, task: str | None, lang: str | None,
     it (their feedback says where it was), not the kernel, nor the task's other checks."""
     import time
 
-    from autograder.grading.student_check import (
-        check_task,
-        empty_report,
-        load_checks,
-        output_note,
-        require_sound_install,
-    )
-    from autograder.grading.student_locate import find_student_checks, read_student_manifest, selected_tasks
+    from autograder.grading.student_check import check_task, empty_report, output_note
+    from autograder.grading.student_locate import selected_tasks
     from autograder.grading.student_process import capped_output, empty_folder, no_bytecode, private_tmp
-    from autograder.manifest import student_folder
     from autograder.sandbox.inside.runtime import load_lazy_torch
 
     started = time.monotonic()
-    checks_dir = find_student_checks(folder, lang, notebook=True)
-    folder = student_folder(folder, checks_dir)
-    manifest = read_student_manifest(checks_dir, lang)
-    if manifest.check == "none":
-        return run_check(folder, task, lang, checks_dir=checks_dir)
-    require_sound_install(lang or manifest.language)
+    folder, loaded, off = _prepared(folder, task, lang)
+    if off is not None:
+        return off
     outcomes: list[TaskOutcome] = []
-    with no_bytecode():
-        loaded = load_checks(checks_dir, lang)
     report = empty_report(loaded)
     load_lazy_torch()  # once, in the kernel, before any task's clock starts (its threads stay)
     with no_bytecode(), private_tmp() as tmp:
@@ -175,29 +181,18 @@ def run_check_spawned(folder: Path, task: str | None, lang: str | None, inputs: 
     import tempfile
     import time
 
-    from autograder.grading.student_check import (
-        check_task,
-        empty_report,
-        load_checks,
-        output_note,
-        require_sound_install,
-    )
-    from autograder.grading.student_locate import find_student_checks, read_student_manifest, selected_tasks
+    from autograder.grading.student_check import check_task, empty_report, output_note
+    from autograder.grading.student_locate import selected_tasks
     from autograder.grading.student_process import capped_output, empty_folder, no_bytecode, private_tmp
     from autograder.grading.student_results import NOT_DEFINED
-    from autograder.manifest import student_folder
 
     started = time.monotonic()
-    checks_dir = find_student_checks(folder, lang, notebook=True)
-    folder = student_folder(folder, checks_dir)
-    manifest = read_student_manifest(checks_dir, lang)
-    if manifest.check == "none":
-        return run_check(folder, task, lang, checks_dir=checks_dir)
-    require_sound_install(lang or manifest.language)
+    folder, loaded, off = _prepared(folder, task, lang)
+    if off is not None:
+        return off
     outcomes: list[TaskOutcome] = []
-    with no_bytecode():
-        loaded = load_checks(checks_dir, lang)
     report = empty_report(loaded)
+    manifest = loaded.manifest
     graders = loaded.graders
     assert graders is not None
     with tempfile.TemporaryDirectory(prefix="autograder-notebook-") as made_name:
