@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +93,30 @@ def _prepared(folder: Path, task: str | None, lang: str | None) -> tuple[Path, A
         return folder, load_checks(checks_dir, lang), None
 
 
+def _checked(loaded: Any, task: str | None, lang: str | None, folder: Path, started: float,
+             namespace: Mapping[str, Any] | None, spawned: bool = False) -> CheckReport:
+    """Each chosen task checked in timed runs (forks of this kernel, or spawned processes on the files
+    of `folder`), output capped, temporary files removed between tasks."""
+    import time
+
+    from autograder.grading.student_check import check_task, empty_report, output_note
+    from autograder.grading.student_locate import selected_tasks
+    from autograder.grading.student_process import capped_output, empty_folder, no_bytecode, private_tmp
+
+    report = empty_report(loaded)
+    outcomes: list[TaskOutcome] = []
+    with no_bytecode(), private_tmp() as tmp:
+        for chosen in selected_tasks(loaded.manifest, task, lang):
+            # spawned: an empty namespace makes check_task read the task's file, or say its names
+            # are not defined yet when the cells made none
+            names = ({} if chosen.names else None) if spawned else namespace
+            with capped_output(output_note(loaded)):
+                outcomes.append(check_task(loaded, chosen, folder, names, forked=True, spawned=spawned))
+            empty_folder(tmp)
+    return CheckReport(report.assignment, report.title, report.lang, tuple(outcomes), False,
+                       time.monotonic() - started, report.labels, report.built_with, str(folder))
+
+
 def run_check_forked(folder: Path, task: str | None, lang: str | None,
                      namespace: Mapping[str, Any]) -> CheckReport:
     """The public checks of the notebook's names, each task's probe calls in forks of this kernel timed
@@ -99,25 +124,14 @@ def run_check_forked(folder: Path, task: str | None, lang: str | None,
     it (their feedback says where it was), not the kernel, nor the task's other checks."""
     import time
 
-    from autograder.grading.student_check import check_task, empty_report, output_note
-    from autograder.grading.student_locate import selected_tasks
-    from autograder.grading.student_process import capped_output, empty_folder, no_bytecode, private_tmp
     from autograder.sandbox.inside.runtime import load_lazy_torch
 
     started = time.monotonic()
     folder, loaded, off = _prepared(folder, task, lang)
     if off is not None:
         return off
-    outcomes: list[TaskOutcome] = []
-    report = empty_report(loaded)
     load_lazy_torch()  # once, in the kernel, before any task's clock starts (its threads stay)
-    with no_bytecode(), private_tmp() as tmp:
-        for chosen in selected_tasks(loaded.manifest, task, lang):
-            with capped_output(output_note(loaded)):
-                outcomes.append(check_task(loaded, chosen, folder.resolve(), namespace, forked=True))
-            empty_folder(tmp)
-    return CheckReport(report.assignment, report.title, report.lang, tuple(outcomes), False,
-                       time.monotonic() - started, report.labels, report.built_with, str(folder))
+    return _checked(loaded, task, lang, folder.resolve(), started, namespace)
 
 
 def kernel_inputs() -> list[str] | None:
@@ -181,35 +195,15 @@ def run_check_spawned(folder: Path, task: str | None, lang: str | None, inputs: 
     import tempfile
     import time
 
-    from autograder.grading.student_check import check_task, empty_report, output_note
-    from autograder.grading.student_locate import selected_tasks
-    from autograder.grading.student_process import capped_output, empty_folder, no_bytecode, private_tmp
-    from autograder.grading.student_results import NOT_DEFINED
-
     started = time.monotonic()
     folder, loaded, off = _prepared(folder, task, lang)
     if off is not None:
         return off
-    outcomes: list[TaskOutcome] = []
-    report = empty_report(loaded)
-    manifest = loaded.manifest
-    graders = loaded.graders
-    assert graders is not None
     with tempfile.TemporaryDirectory(prefix="autograder-notebook-") as made_name:
         made = Path(made_name)
-        from_cells = kernel_files(inputs, manifest, folder, made)
-        with no_bytecode(), private_tmp() as tmp:
-            for chosen in selected_tasks(loaded.manifest, task, lang):
-                if chosen.names and chosen.id not in from_cells and not (made / chosen.file).is_file():
-                    points = sum(c.points for c in graders.for_task(chosen.id) if c.public)
-                    outcomes.append(TaskOutcome(chosen.id, chosen.file, NOT_DEFINED, points,
-                                                detail=", ".join(chosen.names)))
-                    continue
-                with capped_output(output_note(loaded)):
-                    outcomes.append(check_task(loaded, chosen, made, None, forked=True, spawned=True))
-                empty_folder(tmp)
-    return CheckReport(report.assignment, report.title, report.lang, tuple(outcomes), False,
-                       time.monotonic() - started, report.labels, report.built_with, str(folder))
+        kernel_files(inputs, loaded.manifest, folder, made)
+        report = _checked(loaded, task, lang, made, started, None, spawned=True)
+    return dataclasses.replace(report, folder=str(folder))
 
 
 def check_notebook(task: str | None = None, *, folder: str | Path | None = None, lang: str | None = None,

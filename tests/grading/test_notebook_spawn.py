@@ -15,6 +15,7 @@ from conftest import SOLUTIONS, STUBS
 from nbclient import NotebookClient
 
 from autograder.grading.notebook_check import kernel_files, run_check_forked
+from autograder.grading.student_results import NOT_DEFINED
 from autograder.manifest import read_manifest
 
 MANIFEST = read_manifest(STUBS / "checks" / "manifest.json")
@@ -67,16 +68,20 @@ def test_a_kernel_that_cannot_fork_checks_its_cells_in_spawned_runs_as_a_fork_wo
             f"shown = check({TINYNET.id!r})\n"
             "print(json.dumps([[c.name, c.passed, c.message_key] for t in shown.report.tasks "
             "for c in t.checks]))"),
+        nbformat.v4.new_code_cell(f"print(check({MANIFEST.tasks[2].id!r}).report.tasks[0].status)"),
     ])
     client = NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(folder)}})
     client.execute()
-    printed = [o["text"] for o in notebook.cells[-1].outputs if o.get("name") == "stdout"]
-    assert printed, notebook.cells[-1].outputs
+    printed = [o["text"] for o in notebook.cells[-2].outputs if o.get("name") == "stdout"]
+    assert printed, notebook.cells[-2].outputs
     spawned = [tuple(v) for v in json.loads(printed[-1].strip().splitlines()[-1])]
     assert spawned == forked
     stopped = [name for name, passed, key in spawned if not passed]
     assert stopped and all(key == "engine.time_limit" for _, passed, key in spawned if not passed)
+    # a task neither a cell nor a file beside the notebook defines: said so, nothing run
+    said = "".join(o.get("text", "") for o in notebook.cells[-1].outputs)
+    assert said.strip() == NOT_DEFINED, notebook.cells[-1].outputs
 
 
 def test_the_kernels_cells_become_the_task_files_as_a_submitted_notebooks_do(folder: Path, tmp_path: Path):
