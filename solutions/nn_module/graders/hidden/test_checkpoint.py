@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.check_builders.raises import RaisesCase, mix_valid
-from autograder.graders import fail, points
+from autograder.graders import RaisesCase, fail, mix_valid, points
 
 from ..public.test_checkpoint import ckpt_state
 from ..support import call, fail_if_not_implemented, raised_name, require_raised
