@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+import numpy as np
+
 from autograder.checks import StudentCodeError, TaskSession, WorkerLost, fail
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -108,10 +110,10 @@ class ProbeCaller:
         question of one run (each judging its own property of the answer) get a copy of one answer
         instead of each paying for the run. A failure is not kept: the next check asks again."""
         answers = _ANSWERS.setdefault(worker, {})
-        key = hashlib.sha256(repr((probe, _plain(kwargs))).encode()).hexdigest()
+        key = call_key(probe, kwargs)
         if key not in answers:
             answers[key] = self.call(worker, probe, what, hints, **kwargs)
-        return copy.deepcopy(answers[key])
+        return copied(answers[key])
 
     def raised_name(self, obs: Any) -> str:
         """How an exception a probe caught and reported reads in feedback: {type, message} (or None),
@@ -152,15 +154,56 @@ class ProbeCaller:
                  message=clean(str(raised.get("message", "")), scrub=self.scrub), where="")
 
 
-def _plain(value: Any) -> Any:
-    """`value` with every array spelled out in full (repr would abbreviate a large one)."""
+def call_key(probe: str, kwargs: Mapping[str, Any]) -> str:
+    """The identity of a call: its probe and its inputs, every array by all of its bytes (a digest
+    fed as it walks them: spelling a large array out with repr cost ms a call)."""
+    digest = hashlib.sha256()
+    _feed(digest, probe)
+    _feed(digest, kwargs)
+    return digest.hexdigest()
+
+
+def _feed(digest: Any, value: Any) -> None:
+    # Every part is tagged and its length given, so no two different inputs feed the same bytes.
     if hasattr(value, "tobytes") and hasattr(value, "dtype") and hasattr(value, "shape"):
-        return ("array", str(value.dtype), tuple(value.shape), value.tobytes())
-    if isinstance(value, Mapping):
-        return tuple(sorted((str(k), _plain(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return tuple(_plain(v) for v in value)
-    return value
+        data = value.tobytes()
+        shape = repr(tuple(value.shape)).encode()
+        digest.update(b"A%d:%s:%s:" % (len(data), str(value.dtype).encode(), shape))
+        digest.update(data)
+    elif isinstance(value, Mapping):
+        items = sorted((str(k), v) for k, v in value.items())
+        digest.update(b"M%d:" % len(items))
+        for k, v in items:
+            _feed(digest, k)
+            _feed(digest, v)
+    elif isinstance(value, list | tuple):
+        digest.update(b"L%d:" % len(value))
+        for v in value:
+            _feed(digest, v)
+    else:
+        text = repr(value).encode("utf-8", "backslashreplace")
+        digest.update(b"V%d:" % len(text))
+        digest.update(text)
+
+
+def copied(value: Any) -> Any:
+    """A copy of a probe's answer that its checks may change freely: plain data (dicts, lists, arrays,
+    scalars) copied by structure, anything else by deepcopy (deepcopy's memo cost most of a call)."""
+    kind = type(value)
+    if kind in _ATOMIC:
+        return value
+    if kind is dict:
+        return {k: copied(v) for k, v in value.items()}
+    if kind is list:
+        return [copied(v) for v in value]
+    if kind is tuple:
+        return tuple(copied(v) for v in value)
+    if kind is np.ndarray and value.dtype != object:
+        return value.copy()
+    return copy.deepcopy(value)
+
+
+_ATOMIC = frozenset({str, int, float, bool, type(None), bytes, complex})
 
 
 _DEFAULT = ProbeCaller()

@@ -93,3 +93,44 @@ def test_a_path_into_the_workers_task_folder_is_cut_to_the_students_file_name():
     assert student_paths("C:\\Temp\\task-ab12\\a.py") == "a.py"
     untouched = "my task-list: /home/me/notes.txt, 3-task"
     assert student_paths(untouched) == untouched
+
+
+def test_a_call_key_tells_apart_every_input_that_differs():
+    import numpy as np
+
+    from autograder.probe_calls import call_key
+
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    one_bit = base.copy()
+    one_bit.view(np.uint32)[2, 3] ^= 1
+    keys = [
+        call_key("forward", {"x": base}),
+        call_key("forward", {"x": one_bit}),  # the last bit of one value
+        call_key("forward", {"x": base.reshape(4, 3)}),  # same bytes, another shape
+        call_key("forward", {"x": base.astype(np.int32)}),
+        call_key("backward", {"x": base}),
+        call_key("forward", {"x": base, "lr": 0.1}),
+        call_key("forward", {"x": [1, 2]}),
+        call_key("forward", {"x": [[1, 2]]}),
+        call_key("forward", {"x": ["1", 2]}),
+        call_key("forward", {"x": "12"}),
+    ]
+    assert len(set(keys)) == len(keys)
+    assert call_key("forward", {"a": 1, "x": base.copy()}) == call_key("forward", {"x": base, "a": 1})
+
+
+def test_call_once_gives_each_check_its_own_copy_of_one_answer():
+    import numpy as np
+
+    from autograder.probe_calls import call_once
+
+    answer = {"values": np.ones(3), "losses": [1.0, 2.0], "shape": (3,), "nested": [{"k": "v"}]}
+    worker = Raising(None, answer)
+    first = call_once(worker, "train", "train()", x=np.zeros(2))
+    first["values"][0] = 9.0
+    first["losses"].append(3.0)
+    first["nested"][0]["k"] = "changed"
+    second = call_once(worker, "train", "train()", x=np.zeros(2))
+    assert len(worker.calls) == 1
+    assert second["values"].tolist() == [1.0, 1.0, 1.0] and second["losses"] == [1.0, 2.0]
+    assert second["nested"] == [{"k": "v"}] and second["shape"] == (3,)

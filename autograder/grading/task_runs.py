@@ -21,11 +21,11 @@ probes (`tampered`) gets no fresh run: the task is over, as before.
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from autograder.checks import WorkerLost
+from autograder.probe_calls import call_key
 
 TIME_BOUND_FACTOR = 1.0  # all runs of a task together: at most its time limit of their own time
 MAX_RUNS = 8  # a fresh run per lost call costs an import: a task that loses call after call stops here
@@ -44,13 +44,6 @@ class Run(Protocol):
     def call(self, probe: str, /, **kwargs: Any) -> Any: ...
 
     def close(self) -> str: ...
-
-
-def call_key(probe: str, kwargs: dict[str, Any]) -> str:
-    """The identity of a call: its probe and its inputs (arrays spelled out in full)."""
-    from autograder.probe_calls import _plain
-
-    return hashlib.sha256(repr((probe, _plain(kwargs))).encode()).hexdigest()
 
 
 class TaskRuns:

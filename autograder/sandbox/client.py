@@ -372,6 +372,9 @@ class WorkerProcess:
                 return None
             if want is not None and message.get("id") is not None and message.get("id") != want:
                 continue
+            if b"\\u" not in line and b"\xed" not in line:
+                # No escape and no raw surrogate bytes: json made only valid Unicode of this line.
+                return message
             cleaned: dict[str, Any] = _cleaned(message)  # a dict cleans to a dict
             return cleaned
 

@@ -125,3 +125,19 @@ def test_a_sleeping_task_is_still_stopped_at_its_limit(kit: Kit, pinned_worker: 
         assert lost.value.reason == "time_limit"
     finally:
         session.close()
+
+
+def test_the_kernel_is_read_only_where_the_wall_time_leaves_no_time(monkeypatch):
+    """Far from the limit the wall time alone bounds what is charged (a wait is never charged more than
+    it lasted), so `remaining` answers without reading schedstat; at the limit the kernel decides."""
+    from autograder.sandbox.inside import clock as clock_module
+
+    reads: list[int] = []
+    real = clock_module.run_delay
+    monkeypatch.setattr(clock_module, "run_delay", lambda pid: reads.append(pid) or real(pid))
+    clock = TaskClock(os.getpid()).start()
+    assert len(reads) == 1  # the baseline
+    left = clock.remaining(60.0)
+    assert 0.0 < left <= 60.0 and len(reads) == 1
+    assert clock.remaining(0.0) <= 0.0 and len(reads) == 2  # no time left by the wall: the kernel says
+    assert clock.charged() <= clock.wall() and len(reads) == 3  # charged: always from the kernel

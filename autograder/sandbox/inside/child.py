@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from autograder.sandbox import codec
-from autograder.sandbox.inside.cleanup import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl
+from autograder.sandbox.inside.cleanup import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, name_process, prctl
 
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE, signal.SIGSYS}
 
@@ -37,6 +37,7 @@ def child_main(
     """In the forked child: limits, then import the student's module and serve probe calls; `where`:
     the channel on which it tells where the student's code was when it is stopped (whereabouts)."""
     limits = request["limits"]
+    name_process(b"ag-task")
     os.setsid()
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)

@@ -73,5 +73,13 @@ class TaskClock:
         return self.charged_before + max(running - waited, running / self.stretch)
 
     def remaining(self, limit: float) -> float:
-        """Seconds of `limit` left; the caller waits at most that long before it asks again."""
+        """Seconds of `limit` left; the caller waits at most that long before it asks again.
+
+        What is charged never exceeds the wall time, so while the wall time alone leaves time, what
+        it leaves is a safe answer (the caller asks again once it has passed) and the kernel is not
+        read: only near the limit does the run-queue wait decide."""
+        if self.started is not None:
+            least = limit - self.charged_before - (time.monotonic() - self.started)
+            if least > 0.0:
+                return least
         return limit - self.charged()

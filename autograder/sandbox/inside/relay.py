@@ -15,7 +15,14 @@ from typing import Any, BinaryIO, Protocol
 
 from autograder.sandbox import codec
 from autograder.sandbox.inside.child import MAX_LINE, Child, Frame, child_main, death_reason
-from autograder.sandbox.inside.cleanup import CLEANUP_SECONDS, PR_SET_CHILD_SUBREAPER, kill_all, prctl, wipe
+from autograder.sandbox.inside.cleanup import (
+    CLEANUP_SECONDS,
+    PR_SET_CHILD_SUBREAPER,
+    kill_all,
+    name_process,
+    prctl,
+    wipe,
+)
 from autograder.sandbox.inside.clock import TaskClock
 from autograder.sandbox.inside.whereabouts import told_where
 
@@ -68,6 +75,7 @@ class Relay:
         self.cpu: float | None = None  # CPU seconds the task's last child used, once it is reaped
 
     def serve(self) -> int:
+        name_process(b"ag-relay")
         prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of the task become ours, to be killed and reaped
         while True:
             line = self.inp.readline()
@@ -196,15 +204,15 @@ class Relay:
         probe = str(request.get("probe", "?"))
         # The grader's own line goes on as it came (it parsed as one JSON object), not encoded again:
         # the child reads its probe, seed and kwargs, and the sizes of its raw part, from it.
+        # One clock from the request to its answer: the child's time is read from the kernel twice a
+        # call (at the start and the end), and in between only near the limit (TaskClock.remaining).
         clock = TaskClock(child.pid).start()
-        try:
-            sent = self._send_to_child(line.rstrip(b"\n") + b"\n" + payload, clock)
-        finally:
-            self.budget = max(self.budget - clock.charged(), 0.0)
+        sent = self._send_to_child(line.rstrip(b"\n") + b"\n" + payload, clock)
         if sent is not True:
+            self.budget = max(self.budget - clock.charged(), 0.0)
             self._lost(sent or "time_limit", probe, ask=not sent)
             return False
-        frame = self._await_frame(probe)
+        frame = self._await_frame(probe, clock)
         if frame is None:
             return False
         self._reply_raw("answer", frame)
@@ -239,15 +247,16 @@ class Relay:
                     if child.reap():
                         return self._reason()
 
-    def _await_frame(self, probe: str) -> Frame | None:
-        """Wait for one message from the child within the task's budget, reading its output meanwhile."""
+    def _await_frame(self, probe: str, clock: TaskClock | None = None) -> Frame | None:
+        """Wait for one message from the child within the task's budget, reading its output meanwhile;
+        `clock`: the one started when the request was sent (charged here once, at the end)."""
         child = self.child
         assert child is not None
         sel = child.readers
         tick = 1.0 if child.pidfd is not None else 0.05  # without a pidfd, its exit is polled
         # Only the time the child works counts against it, not the grader's own thinking time, nor
         # the time a busy machine kept it waiting for a CPU (clock.TaskClock).
-        clock = TaskClock(child.pid).start()
+        clock = clock or TaskClock(child.pid).start()
         try:
             while True:
                 frame = child.next_frame()

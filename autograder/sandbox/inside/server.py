@@ -33,6 +33,7 @@ from autograder.sandbox.inside.cleanup import (
     PR_SET_CHILD_SUBREAPER,
     PR_SET_DUMPABLE,
     kill_all,
+    name_process,
     prctl,
     wipe,
 )
@@ -58,6 +59,7 @@ class Template:
             self.wiped = [self.scratch]
 
     def run(self) -> None:
+        name_process(b"ag-worker")
         prctl(PR_SET_CHILD_SUBREAPER, 1)
         # PID 1 ignores signals it has no handler for: no process of the sandbox can stop it.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -219,7 +221,7 @@ def main() -> None:
         prctl(PR_SET_DUMPABLE, 0)  # no process of the sandbox may ptrace or read our memory
     prewarm()
     # Warm for every child, and loaded before any submission so that the integrity snapshot holds them.
-    from autograder.sandbox.inside import integrity, observe, runtime, spies  # noqa: F401
+    from autograder.sandbox.inside import integrity, observe, runtime, spies, whereabouts  # noqa: F401
 
     integrity.keep_for_forks()  # after every watched module is in, before the heap is frozen
     settle()
