@@ -188,7 +188,8 @@ _KEPT: list[Snapshot] = []
 def keep_for_forks() -> None:
     """In a warm process that forks the task processes: take the snapshot once, here. Each fork's
     own is then a copy of it (when nothing was added or changed since, which is checked), not a walk
-    over the 3,500 names again (3 ms a task)."""
+    over the 3,500 names again (in a fresh fork: about 5 ms to check against 9.6 ms to walk; most of
+    either is the kernel copying the pages that the names' objects live on)."""
     _KEPT[:] = [Snapshot.of_environment()]
 
 
