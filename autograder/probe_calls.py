@@ -171,7 +171,7 @@ def _feed(digest: Any, value: Any) -> None:
         digest.update(b"A%d:%s:%s:" % (len(data), str(value.dtype).encode(), shape))
         digest.update(data)
     elif isinstance(value, Mapping):
-        items = sorted((str(k), v) for k, v in value.items())
+        items = sorted(((str(k), v) for k, v in value.items()), key=lambda item: item[0])
         digest.update(b"M%d:" % len(items))
         for k, v in items:
             _feed(digest, k)

@@ -191,17 +191,24 @@ def kit_pytest(root: Path, env: dict[str, str], label: str, *args: str) -> tuple
     return ran, tail
 
 
-def the_worked_example(root: Path) -> None:
-    """The guide's commands for it: English only (no bn.toml), the files of docs/worked_example/norms/
-    written over the scaffold's."""
+def english_only(root: Path, assignment: str) -> Path:
+    """`languages = ["en"]` for `assignment` in grading.toml and no bn.toml, as the docs allow; its
+    solutions folder."""
     toml = root / "grading.toml"
     text = toml.read_text(encoding="utf-8")
-    start = text.index(f"[assignments.{EXAMPLE}]")
+    start = text.index(f"[assignments.{assignment}]")
     section = text[start:].replace('languages = ["en", "bn"]', 'languages = ["en"]', 1)
     assert section != text[start:]
     toml.write_text(text[:start] + section, encoding="utf-8")
-    solutions = root / "solutions" / EXAMPLE
+    solutions = root / "solutions" / assignment
     (solutions / "graders" / "messages" / "bn.toml").unlink()
+    return solutions
+
+
+def the_worked_example(root: Path) -> None:
+    """The guide's commands for it: English only (no bn.toml), the files of docs/worked_example/norms/
+    written over the scaffold's."""
+    solutions = english_only(root, EXAMPLE)
     shutil.copytree(ROOT / "docs" / "worked_example" / EXAMPLE, solutions, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__"))
 
@@ -219,14 +226,7 @@ def declared_shared(root: Path) -> None:
 def english_only_with_an_import(root: Path) -> None:
     """ENGLISH as the docs allow it: `languages = ["en"]` without a bn.toml, and beta's reference
     calling alpha's function (`from alpha import alpha`), its catalogue entries edited to match."""
-    toml = root / "grading.toml"
-    text = toml.read_text(encoding="utf-8")
-    start = text.index(f"[assignments.{ENGLISH}]")
-    section = text[start:].replace('languages = ["en", "bn"]', 'languages = ["en"]', 1)
-    assert section != text[start:]
-    toml.write_text(text[:start] + section, encoding="utf-8")
-    solutions = root / "solutions" / ENGLISH
-    (solutions / "graders" / "messages" / "bn.toml").unlink()
+    solutions = english_only(root, ENGLISH)
     beta = solutions / "beta.py"
     source = beta.read_text(encoding="utf-8")
     edited = source.replace("\n\ndef beta(", "\nfrom alpha import alpha\n\n\ndef beta(", 1)
