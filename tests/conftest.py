@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import shutil
 import tempfile
@@ -65,6 +66,25 @@ def pytest_ignore_collect(collection_path: Path) -> bool | None:
         if not LMS_OPENEDX and os.environ.get(REQUIRE_BROWSER) != "1":
             return True
     return None
+
+
+DURATIONS = ROOT / "tests" / "durations.json"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slowest test files first (tests/durations.json, scripts/record-test-durations): `make
+    test` hands out whole files in this order (--no-loadscope-reorder), so no long file starts last
+    and keeps one process busy after the others are done. A file not on record starts first."""
+    try:
+        seconds: dict[str, float] = json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        return
+
+    def slowness(item: pytest.Item) -> float:
+        name = item.path.relative_to(ROOT).as_posix() if item.path.is_relative_to(ROOT) else ""
+        return -seconds.get(name, float("inf"))
+
+    items.sort(key=slowness)  # stable: a file's own tests keep their order
 
 
 def pytest_report_header() -> str | None:
