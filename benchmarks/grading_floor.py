@@ -1,7 +1,7 @@
 """The engine beside its floor (issue 45): one batch graded by the warm pool, and the same probe calls
 made directly in a warm process, interleaved, with the ratio of the two.
 
-    .venv/bin/python benchmarks/grading_floor.py [--repeat 3] [--jobs 1] [--only-floor]
+    .venv/bin/python benchmarks/grading_floor.py [--repeat 3] [--jobs 1]
 
 The batch: 40 submissions of nn_module, a mix of right and wrong: reference copies, the graders'
 correct variants (solutions/nn_module/graders/correct/), catalogued mistakes (misconceptions.toml's
@@ -14,10 +14,14 @@ hang (tests/hostile/: exits, floods, huge messages, lying values).
 (b) the floor: the probe calls the graders made for that batch (recorded once, before the clock,
     with their inputs and seeds), made again directly in one warm process that imported torch and
     the probes: each task's student file imported (again after a lost run, as grading does), each
-    call seeded as the worker seeds it, no sandbox, no relay, no encoding, no judging, no files.
+    call seeded as the worker seeds it, no sandbox, no relay, no encoding, no judging, no files;
+(c) the forked floor: (b), but each task run in a fresh fork of that warm process (its heap frozen
+    and in huge pages, as the sandbox's worker settles before it forks), its inputs decoded there:
+    what running each task in a process of its own costs, with nothing else of the engine.
 
-Each repeat times (a) and (b) one after the other, in alternating order (a shared machine's load
-hits both alike); it prints each figure's median and min-max and the ratio (a)/(b) (goal <= 1.25).
+Each repeat times (a), (b) and (c) one after the other, each first in turn (a shared machine's load
+hits all alike); it prints each figure's median and min-max and the ratio (a)/(b) (goal <= 1.25),
+with (a)/(c), the engine beside what its process per task costs, and (c)/(b), that cost itself.
 `--jobs N` grades on N grading processes and splits the floor over N warm processes (round robin);
 the default, 1, compares one process with one. Every repeat of (a) must give the same scores and
 feedback as the recording: the script says so.
@@ -183,18 +187,27 @@ def differs(got: tuple[Any, ...] | None, expected: tuple[Any, ...] | None) -> st
 
 
 def read_plan(plan: Path) -> Iterator[dict[str, Any]]:
+    return (codec.revive(header, raw) for header, raw in read_frames(plan))
+
+
+# -- the floor's process --------------------------------------------------------------------------
+def read_frames(plan: Path) -> Iterator[tuple[dict[str, Any], bytes]]:
+    """The plan's events undecoded: each header and its raw part (codec.revive makes the event)."""
     data = (plan / PLAN).read_bytes()
     at = 0
     while at < len(data):
         end = data.index(b"\n", at)
         header, size = codec.parse_header(data[at:end])
-        yield codec.revive(header, data[end + 1 : end + 1 + size])
+        yield header, data[end + 1 : end + 1 + size]
         at = end + 1 + size
 
 
-# -- the floor's process --------------------------------------------------------------------------
-def serve_floor(plan: Path, share: int, shares: int) -> None:
-    """A warm process replaying its share of the recorded runs on each `run` line of stdin."""
+Run = tuple[str, str, list[tuple[dict[str, Any], bytes]]]  # student folder, module, its calls (undecoded)
+
+
+def serve_floor(plan: Path, share: int, shares: int, forked: bool) -> None:
+    """A warm process replaying its share of the recorded runs on each `run` line of stdin; `forked`:
+    each task run in a fresh fork of it, as the sandbox's worker runs each task in a fresh child."""
     reply = os.fdopen(os.dup(1), "w", buffering=1)
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)  # the students' output goes nowhere (the worker keeps 64 KB of it)
@@ -202,51 +215,55 @@ def serve_floor(plan: Path, share: int, shares: int) -> None:
     from autograder.config import load_kit
     from autograder.grading.course import load_graders
     from autograder.sandbox.inside.runtime import compile_probes, load_lazy_torch, seed_everything, warm_torch
+    from autograder.sandbox.inside.server import settle
 
     warm_torch()  # one thread, lazily loaded parts in: as the warm worker before it forks
     load_lazy_torch()
     namespace: dict[str, Any] = {"__name__": "autograder_probes"}
     for code in compile_probes(load_graders(load_kit(ROOT).assignment(ASSIGNMENT)).probes_source):
         exec(code, namespace)  # noqa: S102  the assignment's own probes
-    students = sorted({e["student"] for e in read_plan(plan) if e["op"] == "open"})
+    students = sorted({h["student"] for h, _ in read_frames(plan) if h["op"] == "open"})
     mine = set(students[share::shares])
     here = Path(tempfile.mkdtemp(prefix="floor-"))
 
-    def runs() -> list[tuple[str, str, list[tuple[Any, int, dict[str, Any]]]]]:
-        """(student folder, module, calls) per task run, with fresh inputs (decoded before the clock)."""
-        found: list[tuple[str, str, list[tuple[Any, int, dict[str, Any]]]]] = []
+    def runs() -> list[Run]:
+        """Every task run of this share, its calls as recorded (decoded where they are made)."""
+        found: list[Run] = []
         student = ""
-        for event in read_plan(plan):
-            if event["op"] == "open":
-                student = event["student"]
-                found.append((str(here / student), event["module"], []))
+        for header, raw in read_frames(plan):
+            if header["op"] == "open":
+                student = header["student"]
+                found.append((str(here / student), header["module"], []))
             elif student in mine:
-                found[-1][2].append((namespace[event["probe"]], event["seed"], event["kwargs"]))
+                found[-1][2].append((header, raw))
         return [run for run in found if Path(run[0]).name in mine]
 
-    def replay(todo: list[tuple[str, str, list[tuple[Any, int, dict[str, Any]]]]]) -> None:
-        for folder, module_name, calls in todo:
-            for name, module in list(sys.modules.items()):  # each run imports afresh, as a new child
-                if getattr(module, "__file__", None) and str(module.__file__).startswith(folder + "/"):
-                    del sys.modules[name]
-            sys.path.append(folder)
-            os.chdir(folder)
-            module = None
+    def replay_one(folder: str, module_name: str, calls: list[tuple[Any, int, dict[str, Any]]]) -> None:
+        for name, loaded in list(sys.modules.items()):  # each run imports afresh, as a new child
+            if getattr(loaded, "__file__", None) and str(loaded.__file__).startswith(folder + "/"):
+                del sys.modules[name]
+        sys.path.append(folder)
+        os.chdir(folder)
+        module: Any = None
+        try:
+            spec = importlib.util.spec_from_file_location(module_name, f"{folder}/{module_name}.py")
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module
+            spec.loader.exec_module(module)
+        except BaseException:  # noqa: BLE001, S110  an import that fails makes no calls
+            pass
+        for probe, seed, kwargs in calls:
+            seed_everything(seed)
             try:
-                spec = importlib.util.spec_from_file_location(module_name, f"{folder}/{module_name}.py")
-                assert spec is not None and spec.loader is not None
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[module_name] = module
-                spec.loader.exec_module(module)
-            except BaseException:  # noqa: BLE001, S110  an import that fails makes no calls
+                probe(module, **kwargs)
+            except BaseException:  # noqa: BLE001, S110  the student's error is an answer too
                 pass
-            for probe, seed, kwargs in calls:
-                seed_everything(seed)
-                try:
-                    probe(module, **kwargs)
-                except BaseException:  # noqa: BLE001, S110  the student's error is an answer too
-                    pass
-            sys.path.remove(folder)
+        sys.path.remove(folder)
+
+    def decoded(run: Run) -> list[tuple[Any, int, dict[str, Any]]]:
+        events = (codec.revive(header, raw) for header, raw in run[2])
+        return [(namespace[e["probe"]], e["seed"], e["kwargs"]) for e in events]
 
     for line in sys.stdin:
         if line.strip() != "run":
@@ -254,19 +271,34 @@ def serve_floor(plan: Path, share: int, shares: int) -> None:
         shutil.rmtree(here, ignore_errors=True)
         shutil.copytree(plan / "files", here)  # written files of the last run are gone
         todo = runs()
-        wall, cpu = time.perf_counter(), time.process_time()
-        replay(todo)
-        reply.write(f"{time.perf_counter() - wall} {time.process_time() - cpu}\n")
+        if forked:  # as the worker before it forks: its heap frozen, in huge pages where it can be
+            settle()
+            wall = time.perf_counter()
+            for run in todo:  # the inputs are decoded in the fork, as the task's child decodes them
+                pid = os.fork()
+                if pid == 0:
+                    try:
+                        replay_one(run[0], run[1], decoded(run))
+                    finally:
+                        os._exit(0)
+                os.waitpid(pid, 0)
+        else:
+            inputs = [decoded(run) for run in todo]  # fresh inputs, decoded before the clock
+            wall = time.perf_counter()
+            for run, calls in zip(todo, inputs, strict=True):
+                replay_one(run[0], run[1], calls)
+        reply.write(f"{time.perf_counter() - wall}\n")
     shutil.rmtree(here, ignore_errors=True)
 
 
 class Floor:
     """The floor's warm processes (one per job), started before the clock."""
 
-    def __init__(self, plan: Path, shares: int):
+    def __init__(self, plan: Path, shares: int, forked: bool = False):
+        extra = ["--forked"] if forked else []
         self.processes = [
             subprocess.Popen(
-                [sys.executable, __file__, "--serve-floor", str(plan), "--share", f"{i}/{shares}"],
+                [sys.executable, __file__, "--serve-floor", str(plan), "--share", f"{i}/{shares}", *extra],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             for i in range(shares)
         ]
@@ -321,10 +353,11 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="grading processes (and floor processes)")
     parser.add_argument("--serve-floor", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--share", default="0/1", help=argparse.SUPPRESS)
+    parser.add_argument("--forked", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_floor is not None:
         share, shares = (int(x) for x in args.share.split("/"))
-        serve_floor(args.serve_floor, share, shares)
+        serve_floor(args.serve_floor, share, shares, args.forked)
         return
 
     from autograder.batch import grade_batch
@@ -355,13 +388,15 @@ def main() -> None:
         opens = sum(1 for e in events if e["op"] == "open")
         print(f"recorded in {time.perf_counter() - started:.1f} s: {opens} task runs, "
               f"{len(events) - opens} probe calls", flush=True)
-        floor = Floor(plan, args.jobs)
+        floor, forked = Floor(plan, args.jobs), Floor(plan, args.jobs, forked=True)
         engine_times: list[float] = []
         floor_times: list[float] = []
+        forked_times: list[float] = []
         same = True
         try:
             with GradingPool(kit, GradeOptions(sandbox=sandboxed), args.jobs, ASSIGNMENT) as pool:
                 floor.run()  # warm: the floor's first run, untimed (the recording warmed nothing of it)
+                forked.run()
 
                 def engine(index: int) -> float:
                     nonlocal same
@@ -385,23 +420,29 @@ def main() -> None:
                     return took
 
                 engine(-1)  # warm: the pool's grading processes load what a first batch needs
+                def measured(which: int, index: int) -> float:
+                    return engine(index) if which == 0 else (floor, forked)[which - 1].run()
+
+                timings = (engine_times, floor_times, forked_times)
                 for index in range(max(1, args.repeat)):
-                    if index % 2 == 0:
-                        engine_times.append(engine(index))
-                        floor_times.append(floor.run())
-                    else:
-                        floor_times.append(floor.run())
-                        engine_times.append(engine(index))
-                    a, b = engine_times[-1], floor_times[-1]
-                    print(f"repeat {index + 1}: engine {a:.2f} s, floor {b:.2f} s, ratio {a / b:.2f}; "
-                          f"load average {load()}", flush=True)
+                    for which in [(index + k) % 3 for k in range(3)]:  # each goes first in turn
+                        timings[which].append(measured(which, index))
+                    a, b, c = engine_times[-1], floor_times[-1], forked_times[-1]
+                    print(f"repeat {index + 1}: engine {a:.2f} s, floor {b:.2f} s (ratio {a / b:.2f}), "
+                          f"forked floor {c:.2f} s (ratio {a / c:.2f}); load average {load()}", flush=True)
                     loads.append(load())
         finally:
             floor.close()
+            forked.close()
     ratios = [a / b for a, b in zip(engine_times, floor_times, strict=True)]
     print(f"(a) engine, warm pool, whole batch: {spread(engine_times)}")
     print(f"(b) floor, the same probe calls:    {spread(floor_times)}")
+    print(f"(c) floor, each task run forked:    {spread(forked_times)}")
     print(f"ratio (a)/(b): {spread(ratios, 'x')} (goal <= 1.25)")
+    print(f"ratio (a)/(c), the engine beside its isolation's own floor: "
+          f"{spread([a / c for a, c in zip(engine_times, forked_times, strict=True)], 'x')}")
+    print(f"ratio (c)/(b), a fresh process per task run: "
+          f"{spread([c / b for c, b in zip(forked_times, floor_times, strict=True)], 'x')}")
     print(f"same scores and feedback in every run as recorded: {'yes' if same else 'NO'}")
     print(f"load average (1, 5, 15 min) at the start and after each repeat: {'; '.join(loads)}")
     sys.exit(0 if same else 1)

@@ -172,3 +172,34 @@ def test_a_kept_snapshot_is_reused_only_while_a_fresh_one_would_be_the_same(monk
     monkeypatch.setattr(codec, "encode", lambda message: b"{}\n")  # changed before this task's snapshot
     assert kept.changed() == "autograder.sandbox.codec.encode"
     assert Snapshot.of_environment().changed() == ""  # its own baseline, as without a kept one
+
+
+def test_an_unchanged_namespace_is_not_compared_again_and_a_changed_one_is(monkeypatch):
+    from autograder.sandbox.inside import integrity
+
+    assert integrity._version is not None  # the kit's worker runs CPython 3.11: tags are read there
+    snap = Snapshot.of_environment()
+    assert snap.changed() == ""
+    classes = [i for i, (_, owner, _, _) in enumerate(snap.watched) if isinstance(owner, type)]
+    assert classes and all(snap.dicts[i] is not None for i in classes)  # a class's dict, behind its view
+    looked: list[int] = []
+
+    def counting(index: int, getter):
+        return lambda space: (looked.append(index), getter(space))[1]
+
+    snap.fast = [(counting(i, g), space, values) for i, (g, space, values) in enumerate(snap.fast)]
+    assert snap.changed() == "" and looked == []  # nothing changed: no namespace is walked
+    module = [name for name, *_ in snap.watched].index("torch.nn")
+    torch.nn.brand_new_name = 1  # an added name: walked once, then known unchanged again
+    try:
+        assert snap.changed() == "" and looked == [module]
+        looked.clear()
+        assert snap.changed() == "" and looked == []
+    finally:
+        del torch.nn.brand_new_name
+    original = torch.nn.Module.train
+    monkeypatch.setattr(torch.nn.Module, "train", lambda self, mode=True: self)
+    assert snap.changed() == "torch.nn.Module.train"
+    monkeypatch.setattr(torch.nn.Module, "train", original)
+    monkeypatch.setattr(torch.nn, "Linear", torch.nn.Bilinear)
+    assert snap.changed() == "torch.nn.Linear"

@@ -14,6 +14,8 @@ to challenges drawn in the grading process, which only real code computes.
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import json
 import sys
 import types
@@ -51,6 +53,39 @@ def _getter(keys: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
     return itemgetter(*keys) if keys else lambda space: ()
 
 
+def _version_reader() -> Callable[[dict[Any, Any]], int] | None:
+    """How to read a dict's version tag (CPython 3.11's PEP 509 `ma_version_tag`, which takes a new
+    value at every change of that dict); None where the layout is not known to be that one."""
+    if sys.implementation.name != "cpython" or sys.version_info[:2] != (3, 11):
+        return None
+    head = object.__basicsize__  # PyObject_HEAD, then Py_ssize_t ma_used, then uint64_t ma_version_tag
+    used_at, tag_at = head, head + ctypes.sizeof(ctypes.c_ssize_t)
+    ssize, uint64 = ctypes.c_ssize_t.from_address, ctypes.c_uint64.from_address
+
+    def version(space: dict[Any, Any]) -> int:
+        return uint64(id(space) + tag_at).value
+
+    probe: dict[str, int] = {}
+    before = version(probe)
+    probe["x"] = 1
+    after = version(probe)
+    probe["x"] = 2
+    if ssize(id(probe) + used_at).value != 1 or len({before, after, version(probe)}) != 3:
+        return None  # not the layout this reads: every namespace is compared name by name
+    return version
+
+
+_version = _version_reader()
+
+
+def _dict_of(space: Any) -> dict[Any, Any] | None:
+    """The dict behind a namespace (a class's vars() is a read-only view of it)."""
+    if type(space) is dict:
+        return space
+    inner = gc.get_referents(space) if type(space) is types.MappingProxyType else []
+    return inner[0] if len(inner) == 1 and type(inner[0]) is dict else None
+
+
 def _spaces() -> Iterable[tuple[str, Any, Any]]:
     """(name, owner, live namespace) of every watched module and class that is loaded."""
     for name in WATCHED:
@@ -70,7 +105,11 @@ class Snapshot:
     Kept lean: one dictionary look-up per watched name and three attribute reads per function, each
     namespace's and the functions' done in C (operator.itemgetter, map(is_, ...)) with the names
     looked at one by one only to say which changed: about 0.2 ms a check (0.45 ms as a Python
-    loop) for the 3,500 names of torch, numpy and the kit that probes rely on, after every call."""
+    loop) for the 3,500 names of torch, numpy and the kit that probes rely on, after every call.
+    Where a dict's version tag can be read (CPython 3.11) a namespace whose tag is unchanged is not
+    compared again (0.02 ms in all instead of ~0.35 ms, and ~1 ms in a task's fresh process): a tag
+    moves at any change of its dict, so only a namespace that changed (or had a name added) is
+    looked at name by name."""
 
     def __init__(self) -> None:
         self.watched: list[tuple[str, Any, Any, list[tuple[str, Any]]]] = []
@@ -84,6 +123,9 @@ class Snapshot:
         self.codes: tuple[Any, ...] = ()
         self.defaults: tuple[Any, ...] = ()
         self.kwdefaults: tuple[Any, ...] = ()
+        # Per namespace of `fast`: its dict and that dict's version tag when it was last found unchanged.
+        self.dicts: list[dict[Any, Any] | None] = []
+        self.tags: list[int] = []
 
     @classmethod
     def of_environment(cls) -> Snapshot:
@@ -110,6 +152,7 @@ class Snapshot:
     def _copy(self) -> Snapshot:
         snap = Snapshot()
         snap.watched, snap.functions, snap.fast = list(self.watched), list(self.functions), list(self.fast)
+        snap.dicts, snap.tags = list(self.dicts), list(self.tags)
         snap.fns, snap.codes = self.fns, self.codes
         snap.defaults, snap.kwdefaults = self.defaults, self.kwdefaults
         return snap
@@ -118,6 +161,9 @@ class Snapshot:
         items = list(space.items())
         self.watched.append((name, owner, space, items))
         self.fast.append((_getter(tuple(k for k, _ in items)), space, tuple(v for _, v in items)))
+        inner = _dict_of(space) if _version is not None else None
+        self.dicts.append(inner)
+        self.tags.append(_version(inner) if _version is not None and inner is not None else -1)
         for key, value in items:
             if isinstance(value, types.FunctionType):
                 self.functions.append((f"{name}.{key}", value, value.__code__, value.__defaults__,
@@ -147,9 +193,18 @@ class Snapshot:
         for name, owner, _, _ in self.watched:
             if isinstance(owner, types.ModuleType) and modules.get(name) is not owner:
                 return False
+        dicts, tags, version = self.dicts, self.tags, _version
         try:
-            for getter, space, values in self.fast:
-                if not _all(_map(is_, getter(space), values)):
+            for index, (getter, space, values) in enumerate(self.fast):
+                inner = dicts[index]
+                if version is not None and inner is not None:
+                    tag = version(inner)  # read before the comparison: a change during it moves it again
+                    if tag == tags[index]:
+                        continue
+                    if not _all(_map(is_, getter(space), values)):
+                        return False
+                    tags[index] = tag  # as snapshotted (at most names added): unchanged from here on
+                elif not _all(_map(is_, getter(space), values)):
                     return False
         except KeyError:  # a name was removed
             return False
