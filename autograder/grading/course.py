@@ -107,9 +107,12 @@ def load_messages(folders: list[Path], lang: str) -> dict[str, dict[str, str]]:
 def _import_package(folder: Path) -> Any:
     """Import a graders folder as a package under a private, stable name."""
     folder = folder.resolve()
-    if folder in _loaded:
-        return _loaded[folder]
     name = "autograder_graders_" + re.sub(r"\W", "_", str(folder))
+    known = _loaded.get(folder)
+    # Only while it is still the one imported under its name: a package something took out of
+    # sys.modules (a clean-up of a folder's modules) cannot import its checks, so it is imported again.
+    if known is not None and sys.modules.get(name) is known:
+        return known
     init = folder / "__init__.py"
     spec = importlib.util.spec_from_file_location(
         name, init if init.exists() else None, submodule_search_locations=[str(folder)]
