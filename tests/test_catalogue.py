@@ -6,7 +6,10 @@ graders and are left out) keeps its catalogue with its graders, private (never s
 `solutions/<id>/graders/misconceptions.toml` lists wrong submissions, each a small edit of one reference
 file (one mistake): the task it breaks must lose points with feedback naming the misconception, and every
 other task must keep full marks (but a task whose file imports the broken one: it uses the student's
-function). One mistake, one charge: `fails` lists exactly the checks of its task the mistake must fail
+function). Each entry is graded for its own task and the tasks importing it; the first entry of each
+task is graded in full besides, where every other task must keep its marks (tasks are graded
+independently, each in its own sandboxed process, so what one entry shows there holds for the task's
+others). One mistake, one charge: `fails` lists exactly the checks of its task the mistake must fail
 (those whose own property it breaks) and `must_not_fail` the checks a cascade would hit (the task's
 other checks of the same function or class, every check relying, in the task's contract matrix, on a
 property the failing checks prove, and any the graders of issue #20 failed too); the grading must fail
@@ -32,6 +35,7 @@ from test_contract_matrix import CONTRACTS, proven
 from autograder.authoring.catalogue_forms import load_wrong
 from autograder.authoring.task_imports import dependents
 from autograder.config import load_kit
+from autograder.grading.results import SubmissionResult
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,6 +85,10 @@ def load_catalogue(assignment: str) -> Catalogue:
 CATALOGUES = {assignment: load_catalogue(assignment) for assignment in ASSIGNMENTS}
 WRONG = [(c, e) for c in CATALOGUES.values() for e in c.wrong]
 WRONG_IDS = [f"{c.assignment}:{e.get('id')}" for c, e in WRONG]
+# The first entry of each task: graded in full (every task), where no other task may lose a point.
+FIRST = [(c, e) for c in CATALOGUES.values() for e in
+         {entry["task"]: entry for entry in reversed(c.wrong)}.values()]
+FIRST_IDS = [f"{c.assignment}:{e.get('id')}" for c, e in FIRST]
 VARIANTS = [(c, v) for c in CATALOGUES.values() for v in c.variants]
 VARIANT_IDS = [f"{c.assignment}:{v.name}" for c, v in VARIANTS]
 
@@ -262,11 +270,26 @@ def test_stubs_score_zero(catalogue, assignment_grader, tmp_path):
     assert result.score == 0
 
 
-@pytest.mark.parametrize(("cat", "entry"), WRONG, ids=WRONG_IDS)
-def test_wrong_submission_is_caught(assignment_grader, tmp_path, cat, entry):
-    grader = assignment_grader(cat.assignment)
-    submission = build_wrong(cat, entry, tmp_path / entry["id"])
-    result = grader.grade(submission, student=entry["id"])
+@dataclass(frozen=True)
+class OnlyTasks:
+    """A plan that grades only `tasks` (the engine's plain plan, restricted): what an entry can touch."""
+
+    tasks: frozenset[str]
+
+    def prepare(self, graders: Any) -> None:
+        return None
+
+    def context(self, path: Path, name: str) -> str:
+        return "only " + ",".join(sorted(self.tasks))
+
+    def grade(self, grader: Any, path: Path, name: str, submission: Any) -> SubmissionResult:
+        tasks = tuple(grader.grade_task(task, submission) for task in grader.assignment.tasks
+                      if task.id in self.tasks)
+        return SubmissionResult(name, grader.assignment.id, tasks, submission.notes, 0.0, submission.problem)
+
+
+def check_the_charge(entry: dict[str, Any], result: Any) -> None:
+    """The entry's task lost points, with feedback naming the mistake, in exactly its `fails`."""
     broken = result.task(entry["task"])
     assert broken.score < broken.max_score, f"{entry['id']} ({entry['why']}) was not caught:\n" + describe(
         result, {entry["task"]}
@@ -274,12 +297,6 @@ def test_wrong_submission_is_caught(assignment_grader, tmp_path, cat, entry):
     feedback = task_feedback(broken).lower()
     missing = [k for k in entry["feedback"] if k.lower() not in feedback]
     assert not missing, f"{entry['id']}: feedback lacks {missing}:\n" + describe(result, {entry["task"]})
-    importers = dependents(grader.assignment, entry["task"])  # they use its function, mistake and all
-    others = [t for t in result.tasks if t.task != entry["task"] and t.task not in importers
-              and t.score != t.max_score]
-    assert not others, f"{entry['id']} cost points in other tasks:\n" + describe(
-        result, {t.task for t in others}
-    )
     failed = {c.check_id for c in broken.checks if not c.passed}
     cascade = sorted(failed & set(entry["must_not_fail"]))
     assert not cascade, f"{entry['id']}: one mistake charged again in {cascade}:\n" + describe(
@@ -287,6 +304,39 @@ def test_wrong_submission_is_caught(assignment_grader, tmp_path, cat, entry):
     assert failed == set(entry["fails"]), (
         f"{entry['id']}: failed {sorted(failed)}, the catalogue says exactly {sorted(entry['fails'])}:\n"
         + describe(result, {entry["task"]}))
+
+
+@pytest.mark.parametrize(("cat", "entry"), WRONG, ids=WRONG_IDS)
+def test_wrong_submission_is_caught(assignment_grader, tmp_path, cat, entry):
+    grader = assignment_grader(cat.assignment)
+    submission = build_wrong(cat, entry, tmp_path / entry["id"])
+    importers = dependents(grader.assignment, entry["task"])  # they use its function, mistake and all
+    touched = frozenset({entry["task"], *importers})
+    result = grader.grade(submission, student=entry["id"], plan=OnlyTasks(touched))
+    assert {t.task for t in result.tasks} == touched
+    check_the_charge(entry, result)
+
+
+@pytest.mark.parametrize(("cat", "entry"), FIRST, ids=FIRST_IDS)
+def test_a_mistake_costs_no_other_task(assignment_grader, tmp_path, cat, entry):
+    """Graded in full, the first entry of each task: its charge is the same, and every task that does
+    not import its file keeps full marks."""
+    grader = assignment_grader(cat.assignment)
+    submission = build_wrong(cat, entry, tmp_path / entry["id"])
+    result = grader.grade(submission, student=entry["id"])
+    assert {t.task for t in result.tasks} == set(cat.tasks)
+    check_the_charge(entry, result)
+    importers = dependents(grader.assignment, entry["task"])
+    others = [t for t in result.tasks if t.task != entry["task"] and t.task not in importers
+              and t.score != t.max_score]
+    assert not others, f"{entry['id']} cost points in other tasks:\n" + describe(
+        result, {t.task for t in others}
+    )
+
+
+def test_every_task_has_an_entry_graded_in_full():
+    for cat in CATALOGUES.values():
+        assert {e["task"] for c, e in FIRST if c is cat} == set(cat.tasks), cat.assignment
 
 
 @pytest.mark.parametrize(("cat", "variant"), VARIANTS, ids=VARIANT_IDS)
