@@ -35,7 +35,7 @@ from test_contract_matrix import CONTRACTS, proven
 from autograder.authoring.catalogue_forms import load_wrong
 from autograder.authoring.task_imports import dependents
 from autograder.config import load_kit
-from autograder.grading.results import SubmissionResult
+from autograder.grading.grader import PlainPlan
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -270,24 +270,6 @@ def test_stubs_score_zero(catalogue, assignment_grader, tmp_path):
     assert result.score == 0
 
 
-@dataclass(frozen=True)
-class OnlyTasks:
-    """A plan that grades only `tasks` (the engine's plain plan, restricted): what an entry can touch."""
-
-    tasks: frozenset[str]
-
-    def prepare(self, graders: Any) -> None:
-        return None
-
-    def context(self, path: Path, name: str) -> str:
-        return "only " + ",".join(sorted(self.tasks))
-
-    def grade(self, grader: Any, path: Path, name: str, submission: Any) -> SubmissionResult:
-        tasks = tuple(grader.grade_task(task, submission) for task in grader.assignment.tasks
-                      if task.id in self.tasks)
-        return SubmissionResult(name, grader.assignment.id, tasks, submission.notes, 0.0, submission.problem)
-
-
 def check_the_charge(entry: dict[str, Any], result: Any) -> None:
     """The entry's task lost points, with feedback naming the mistake, in exactly its `fails`."""
     broken = result.task(entry["task"])
@@ -312,7 +294,7 @@ def test_wrong_submission_is_caught(assignment_grader, tmp_path, cat, entry):
     submission = build_wrong(cat, entry, tmp_path / entry["id"])
     importers = dependents(grader.assignment, entry["task"])  # they use its function, mistake and all
     touched = frozenset({entry["task"], *importers})
-    result = grader.grade(submission, student=entry["id"], plan=OnlyTasks(touched))
+    result = grader.grade(submission, student=entry["id"], plan=PlainPlan(touched))
     assert {t.task for t in result.tasks} == touched
     check_the_charge(entry, result)
 

@@ -45,17 +45,23 @@ class Plan(Protocol):
         """What else than the files a grade under this plan depends on (part of the grading's key)."""
 
 
+@dataclasses.dataclass(frozen=True)
 class PlainPlan:
-    """Every task against the assignment's own graders; the score is the sum of the tasks."""
+    """Every task against the assignment's own graders (or only `tasks`, when given); the score is
+    the sum of the tasks graded."""
+
+    tasks: frozenset[str] | None = None
 
     def prepare(self, graders: Graders) -> None:
         return None
 
     def context(self, path: Path, name: str) -> str:
-        return ""
+        # A restricted grade is a different grade: its key must not match the full one's.
+        return "" if self.tasks is None else "only " + ",".join(sorted(self.tasks))
 
     def grade(self, grader: Grader, path: Path, name: str, submission: Collected) -> SubmissionResult:
-        tasks = tuple(grader.grade_task(task, submission) for task in grader.assignment.tasks)
+        tasks = tuple(grader.grade_task(task, submission) for task in grader.assignment.tasks
+                      if self.tasks is None or task.id in self.tasks)
         return SubmissionResult(name, grader.assignment.id, tasks, submission.notes, 0.0, submission.problem)
 
 
